@@ -1,0 +1,105 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every target of this package shares: Swift 6 mode is the tools-version default;
+/// these make dependencies explicit.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "prefsd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "PrefsKit", targets: ["PrefsKit"]),
+        .library(name: "PrefsStore", targets: ["PrefsStore"]),
+        .library(name: "PrefsClient", targets: ["PrefsClient"]),
+        .library(name: "PrefsServer", targets: ["PrefsServer"]),
+        .executable(name: "prefsd", targets: ["prefsd"]),
+        .executable(name: "prefsctl", targets: ["prefsctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    ],
+    targets: [
+        // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
+        .target(name: "PrefsKit", swiftSettings: swiftSettings),
+
+        // The SQLite store (GRDB). Its SQL lives in Migrations/ and is compiled into the binary.
+        .target(
+            name: "PrefsStore",
+            dependencies: [
+                "PrefsKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedMigrations"]
+        ),
+        .executableTarget(name: "MigrationEmbedder", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
+
+        // The daemon client: the same protocol as the store, over the Unix socket.
+        .target(
+            name: "PrefsClient",
+            dependencies: [
+                "PrefsKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // HTTP routes over any PrefsService.
+        .target(
+            name: "PrefsServer",
+            dependencies: [
+                "PrefsKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "prefsd",
+            dependencies: [
+                "PrefsKit", "PrefsStore", "PrefsServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "prefsctl",
+            dependencies: [
+                "PrefsKit", "PrefsClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "PrefsStoreTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["PrefsKit", "PrefsClient"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

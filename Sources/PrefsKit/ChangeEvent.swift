@@ -1,0 +1,87 @@
+/// A committed change, or a notice about the watch itself, as watchers receive it.
+///
+/// Over HTTP it is one Server-Sent Event: `id:` the revision, `event:` the ``kind``, `data:` this
+/// value as JSON.
+public struct ChangeEvent: Codable, Sendable, Hashable {
+    /// What happened.
+    public struct Kind: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A value was set.
+        public static let set = Kind(rawValue: "set")
+        /// A value was removed.
+        public static let reset = Kind(rawValue: "reset")
+        /// A key was locked at a scope.
+        public static let lock = Kind(rawValue: "lock")
+        /// A lock was removed.
+        public static let unlock = Kind(rawValue: "unlock")
+        /// A key's schema was registered or replaced.
+        public static let schema = Kind(rawValue: "schema")
+        /// No change: the store's current revision, sent on quiet watches so they can resume cheaply.
+        public static let progress = Kind(rawValue: "progress")
+        /// The watcher fell too far behind and the watch ends; resume from ``ChangeEvent/revision``.
+        public static let overflow = Kind(rawValue: "overflow")
+        /// The daemon is stopping and the watch ends; resume from ``ChangeEvent/revision``.
+        public static let shutdown = Kind(rawValue: "shutdown")
+
+        /// Whether this kind is a notice about the watch rather than a change.
+        public var isNotice: Bool { self == .progress || self == .overflow || self == .shutdown }
+    }
+
+    /// The change's revision (for notices: the last revision the watcher has everything up to).
+    public var revision: Revision
+    public var kind: Kind
+    public var key: String?
+    /// The scope the change was made at; for a scoped watch, the watched scope.
+    public var scope: ScopePath?
+    /// The new value; for a scoped watch, the new effective value at the watched scope.
+    public var value: JSONValue?
+    /// For a scoped watch, where the new effective value comes from.
+    public var source: PreferenceSource?
+    public var draft: String?
+    public var attachment: String?
+
+    public init(
+        revision: Revision, kind: Kind, key: String? = nil, scope: ScopePath? = nil, value: JSONValue? = nil,
+        source: PreferenceSource? = nil, draft: String? = nil, attachment: String? = nil
+    ) {
+        self.revision = revision
+        self.kind = kind
+        self.key = key
+        self.scope = scope
+        self.value = value
+        self.source = source
+        self.draft = draft
+        self.attachment = attachment
+    }
+}
+
+/// What a watch asks to be told about (`GET /v1/watch?…`, `prefsctl watch`).
+///
+/// Keys and prefixes select preference keys (none of either: every key). With a ``scope``, the
+/// watch follows the *effective* value of those keys at that scope: it is woken only when that
+/// value changes, and its events carry the new value and source.
+public struct WatchRequest: Sendable, Hashable {
+    /// Exact key names.
+    public var keys: [String]
+    /// Key prefixes (string prefixes: `timeline.` matches `timeline.fontSize`).
+    public var prefixes: [String]
+    /// Follow effective values at this scope, rather than every raw change.
+    public var scope: ScopePath?
+    /// Replay every matching change after this revision first.
+    public var since: Revision?
+
+    public init(keys: [String] = [], prefixes: [String] = [], scope: ScopePath? = nil, since: Revision? = nil) {
+        self.keys = keys
+        self.prefixes = prefixes
+        self.scope = scope
+        self.since = since
+    }
+
+    /// Whether a change of `key` is one this watch selects (scope aside).
+    public func selects(key: String) -> Bool {
+        (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// Any JSON value: what a preference holds.
+///
+/// Integers and other numbers are kept apart so that `1` round-trips as `1`, not `1.0`.
+/// ``canonicalText`` is the one encoding the store writes (object keys sorted), so two equal
+/// values always have the same bytes.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses JSON text. Throws ``PrefsError`` `invalid_json` with the parser's reason.
+    public init(parsing data: some DataProtocol) throws {
+        do {
+            self = try JSONDecoder().decode(JSONValue.self, from: Data(data))
+        } catch let error as DecodingError {
+            throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
+        } catch {
+            throw PrefsError(.invalidJSON, "The body is not valid JSON.")
+        }
+    }
+
+    /// Parses JSON text from a string.
+    public init(parsing text: String) throws {
+        try self.init(parsing: Data(text.utf8))
+    }
+
+    /// The value as compact JSON with object keys sorted: the form the store keeps.
+    public var canonicalText: String {
+        String(decoding: canonicalData, as: UTF8.self)
+    }
+
+    /// ``canonicalText`` as UTF-8 bytes.
+    public var canonicalData: Data {
+        // Encoding a JSONValue cannot fail: every case maps onto a JSON token.
+        (try? JSONValue.canonicalEncoder.encode(self)) ?? Data("null".utf8)
+    }
+
+    /// The name of the value's JSON type, for error messages: `string`, `integer`, …
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .integer: "integer"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    private static let canonicalEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    /// The canonical JSON text.
+    public var description: String { canonicalText }
+}
+
+extension DecodingError {
+    /// A one-line reason without Swift type names, fit for an API error message.
+    public var readableReason: String {
+        switch self {
+        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+            .keyNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }.joined(separator: ".")
+            let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let reason = underlying ?? context.debugDescription
+            return path.isEmpty ? reason : "at \(path): \(reason)"
+        @unknown default:
+            return "\(self)"
+        }
+    }
+}

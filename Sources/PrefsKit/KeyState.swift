@@ -1,0 +1,47 @@
+/// A value as stored at one scope, with the revision that set it.
+public struct StoredValue: Sendable, Hashable {
+    public var value: JSONValue
+    public var revision: Revision
+
+    public init(value: JSONValue, revision: Revision) {
+        self.value = value
+        self.revision = revision
+    }
+}
+
+/// Everything the store holds for one key: the values set at scopes, the locks, the schema.
+///
+/// The store keeps one per key in memory; resolution and the write rules are pure functions of
+/// it, so a read costs no SQL.
+public struct KeyState: Sendable, Hashable {
+    /// The values set for this key, by scope.
+    public var values: [ScopePath: StoredValue] = [:]
+    /// The scopes this key is locked at, with the revision that locked it.
+    public var locks: [ScopePath: Revision] = [:]
+    /// The key's schema, if one is registered.
+    public var schema: PreferenceSchema?
+
+    public init(values: [ScopePath: StoredValue] = [:], locks: [ScopePath: Revision] = [:], schema: PreferenceSchema? = nil) {
+        self.values = values
+        self.locks = locks
+        self.schema = schema
+    }
+
+    /// Whether nothing is stored for the key (it can be forgotten).
+    public var isEmpty: Bool { values.isEmpty && locks.isEmpty && schema == nil }
+
+    /// The highest scope at or above `scope` that locks this key: the lock that governs `scope`.
+    public func governingLock(at scope: ScopePath) -> ScopePath? {
+        guard !locks.isEmpty else { return nil }
+        return scope.selfAndAncestors.last { locks[$0] != nil }
+    }
+
+    /// The nearest value at `scope` or above, ignoring locks: what a lock at `scope` pins.
+    public func nearestValue(at scope: ScopePath) -> (scope: ScopePath, stored: StoredValue)? {
+        guard !values.isEmpty else { return nil }
+        for candidate in scope.selfAndAncestors {
+            if let stored = values[candidate] { return (candidate, stored) }
+        }
+        return nil
+    }
+}

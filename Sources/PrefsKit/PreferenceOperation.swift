@@ -1,0 +1,72 @@
+/// One step of a batch (`POST /v1/prefs:batch`): set or reset a key at a scope.
+///
+/// A batch is applied in one transaction: all of its operations, or none.
+public struct PreferenceOperation: Codable, Sendable, Hashable {
+    /// What the operation does.
+    public enum Kind: String, Codable, Sendable, Hashable {
+        case set, reset
+    }
+
+    /// `set` or `reset`.
+    public var op: Kind
+    /// The key.
+    public var key: String
+    /// The scope; `/` when absent.
+    public var scope: ScopePath
+    /// The value, for `set`.
+    public var value: JSONValue?
+    /// For `reset`: also remove the values of every scope below.
+    public var recursive: Bool?
+
+    /// Sets `key` to `value` at `scope`.
+    public static func set(_ key: String, _ value: JSONValue, scope: ScopePath = .root) -> Self {
+        Self(op: .set, key: key, scope: scope, value: value, recursive: nil)
+    }
+
+    /// Removes `key`'s value at `scope` (and below it when `recursive`).
+    public static func reset(_ key: String, scope: ScopePath = .root, recursive: Bool = false) -> Self {
+        Self(op: .reset, key: key, scope: scope, value: nil, recursive: recursive ? true : nil)
+    }
+
+    public init(op: Kind, key: String, scope: ScopePath, value: JSONValue?, recursive: Bool?) {
+        self.op = op
+        self.key = key
+        self.scope = scope
+        self.value = value
+        self.recursive = recursive
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        op = try container.decode(Kind.self, forKey: .op)
+        key = try container.decode(String.self, forKey: .key)
+        scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
+        value = try container.decodeIfPresent(JSONValue.self, forKey: .value)
+        recursive = try container.decodeIfPresent(Bool.self, forKey: .recursive)
+    }
+}
+
+/// A batch of operations, as `POST /v1/prefs:batch` takes it.
+public struct PreferenceBatch: Codable, Sendable, Hashable {
+    public var operations: [PreferenceOperation]
+
+    public init(operations: [PreferenceOperation]) {
+        self.operations = operations
+    }
+}
+
+/// What a write answers: the revision it committed at (for a batch, one per operation).
+public struct WriteResult: Codable, Sendable, Hashable {
+    /// The revision of the (last) change; the store's current revision when nothing changed.
+    public var revision: Revision
+    /// For a batch: each operation's own revision, in order.
+    public var revisions: [Revision]?
+    /// For a reset: how many stored values it removed.
+    public var removed: Int?
+
+    public init(revision: Revision, revisions: [Revision]? = nil, removed: Int? = nil) {
+        self.revision = revision
+        self.revisions = revisions
+        self.removed = removed
+    }
+}

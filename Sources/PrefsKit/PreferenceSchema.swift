@@ -1,0 +1,199 @@
+/// What a key may hold, like a GSettings schema entry: a type, a default and limits.
+///
+/// Schemas come from JSON files (`prefsd --schema FILE`, an object of key → schema) and from
+/// Swift `PreferenceKey` declarations registered through the API. A value that breaks its
+/// key's schema is refused with `invalid_value` and nothing is written.
+///
+/// ```json
+/// { "timeline.fontSize": { "type": "int", "default": 14, "min": 8, "max": 72 },
+///   "timeline.mode": { "type": "enum", "choices": ["collapsed", "expanded"], "default": "collapsed" } }
+/// ```
+public struct PreferenceSchema: Sendable, Hashable {
+    /// The kinds of value a schema can require.
+    public enum ValueType: String, Sendable, Hashable, Codable, CaseIterable {
+        /// `true` or `false`.
+        case bool
+        /// A whole number; `min`/`max` apply.
+        case int
+        /// Any number; `min`/`max` apply.
+        case double
+        /// A string; `maxLength` (in characters) applies.
+        case string
+        /// One of the strings in `choices`.
+        case `enum`
+        /// An array of strings; `maxLength` limits the element count.
+        case array
+        /// Any JSON value.
+        case json
+    }
+
+    /// The type a value must have.
+    public var type: ValueType
+    /// The value a key has where no scope sets one.
+    public var defaultValue: JSONValue?
+    /// The smallest number allowed (`int`, `double`).
+    public var minimum: Double?
+    /// The largest number allowed (`int`, `double`).
+    public var maximum: Double?
+    /// The most characters (`string`) or elements (`array`) allowed.
+    public var maxLength: Int?
+    /// The allowed strings (`enum`).
+    public var choices: [String]?
+    /// What the key is for, for people.
+    public var description: String?
+
+    /// Makes a schema; call ``validateDefinition(for:)`` before trusting it.
+    public init(
+        type: ValueType, defaultValue: JSONValue? = nil, minimum: Double? = nil, maximum: Double? = nil,
+        maxLength: Int? = nil, choices: [String]? = nil, description: String? = nil
+    ) {
+        self.type = type
+        self.defaultValue = defaultValue
+        self.minimum = minimum
+        self.maximum = maximum
+        self.maxLength = maxLength
+        self.choices = choices
+        self.description = description
+    }
+
+    /// Throws ``PrefsError`` `invalid_schema` if the schema contradicts itself: an enum without
+    /// choices, `min` above `max`, a default that breaks the schema.
+    public func validateDefinition(for key: String) throws {
+        func invalid(_ reason: String) -> PrefsError {
+            PrefsError(.invalidSchema, "The schema of '\(key)' \(reason).")
+        }
+        if type == .enum, choices?.isEmpty ?? true {
+            throw invalid("is an enum without choices; add \"choices\": [\"a\", \"b\"]")
+        }
+        if choices != nil, type != .enum {
+            throw invalid("has choices but its type is \(type.rawValue), not enum")
+        }
+        if minimum != nil || maximum != nil, type != .int, type != .double {
+            throw invalid("has min/max but its type is \(type.rawValue); they apply to int and double")
+        }
+        if let minimum, let maximum, minimum > maximum {
+            throw invalid("has min \(minimum) above max \(maximum)")
+        }
+        if let maxLength, maxLength < 0 {
+            throw invalid("has a negative maxLength")
+        }
+        if maxLength != nil, type != .string, type != .array {
+            throw invalid("has maxLength but its type is \(type.rawValue); it applies to string and array")
+        }
+        if let defaultValue {
+            do {
+                try validate(defaultValue, for: key)
+            } catch let error as PrefsError {
+                throw invalid("has a default that breaks it: \(error.message)")
+            }
+        }
+    }
+
+    /// Throws ``PrefsError`` `invalid_value` unless `value` fits this schema.
+    public func validate(_ value: JSONValue, for key: String) throws {
+        func refuse(_ reason: String) -> PrefsError {
+            PrefsError(.invalidValue, "'\(key)' \(reason); the value \(value.canonicalText.truncatedForMessage) was not stored.")
+        }
+        switch (type, value) {
+        case (.json, _):
+            return
+        case (.bool, .bool):
+            return
+        case (.int, .integer(let number)):
+            try checkRange(Double(number), refuse)
+        case (.double, .integer(let number)):
+            try checkRange(Double(number), refuse)
+        case (.double, .number(let number)):
+            try checkRange(number, refuse)
+        case (.string, .string(let text)):
+            if let maxLength, text.count > maxLength {
+                throw refuse("takes at most \(maxLength) characters, not \(text.count)")
+            }
+        case (.enum, .string(let text)):
+            if let choices, !choices.contains(text) {
+                throw refuse("must be one of \(choices.map { "'\($0)'" }.joined(separator: ", "))")
+            }
+        case (.array, .array(let elements)):
+            guard elements.allSatisfy({ if case .string = $0 { true } else { false } }) else {
+                throw refuse("must be an array of strings")
+            }
+            if let maxLength, elements.count > maxLength {
+                throw refuse("takes at most \(maxLength) elements, not \(elements.count)")
+            }
+        default:
+            throw refuse("must be of type \(type.rawValue), not \(value.typeName)")
+        }
+    }
+
+    private func checkRange(_ number: Double, _ refuse: (String) -> PrefsError) throws {
+        if let minimum, number < minimum { throw refuse("must be at least \(minimum.compactText)") }
+        if let maximum, number > maximum { throw refuse("must be at most \(maximum.compactText)") }
+    }
+}
+
+extension PreferenceSchema: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, `default`, min, max, maxLength, choices, description
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        // Unknown fields are refused, so a typo such as "maxlen" is not silently ignored.
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).filter { !known.contains($0) }
+        if let first = unknown.sorted().first {
+            throw PrefsError(
+                .invalidSchema,
+                "Unknown schema field '\(first)'; a schema has \(CodingKeys.allCases.map(\.stringValue).joined(separator: ", "))."
+            )
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let typeName = try container.decode(String.self, forKey: .type)
+        guard let type = ValueType(rawValue: typeName) else {
+            throw PrefsError(
+                .invalidSchema,
+                "Unknown schema type '\(typeName)'; use one of \(ValueType.allCases.map(\.rawValue).joined(separator: ", "))."
+            )
+        }
+        self.init(
+            type: type,
+            defaultValue: try container.decodeIfPresent(JSONValue.self, forKey: .default),
+            minimum: try container.decodeIfPresent(Double.self, forKey: .min),
+            maximum: try container.decodeIfPresent(Double.self, forKey: .max),
+            maxLength: try container.decodeIfPresent(Int.self, forKey: .maxLength),
+            choices: try container.decodeIfPresent([String].self, forKey: .choices),
+            description: try container.decodeIfPresent(String.self, forKey: .description)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type.rawValue, forKey: .type)
+        try container.encodeIfPresent(defaultValue, forKey: .default)
+        try container.encodeIfPresent(minimum, forKey: .min)
+        try container.encodeIfPresent(maximum, forKey: .max)
+        try container.encodeIfPresent(maxLength, forKey: .maxLength)
+        try container.encodeIfPresent(choices, forKey: .choices)
+        try container.encodeIfPresent(description, forKey: .description)
+    }
+}
+
+extension Double {
+    /// `3` rather than `3.0` for whole numbers.
+    var compactText: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+    }
+}
+
+extension String {
+    /// At most 80 characters, for quoting a value inside an error message.
+    var truncatedForMessage: String {
+        count <= 80 ? self : String(prefix(77)) + "..."
+    }
+}

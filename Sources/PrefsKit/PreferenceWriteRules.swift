@@ -1,0 +1,62 @@
+/// The checks every preference write passes before anything is stored. Pure, so the store runs
+/// them inside its write transaction against its cache and tests run them directly.
+public struct PreferenceWriteRules: Sendable, Hashable {
+    /// The largest value accepted, in bytes of canonical JSON (DESIGN.md: 64 KiB by default).
+    public var maximumValueBytes: Int
+    /// Whether keys without a schema are refused (`prefsd --strict`).
+    public var strict: Bool
+
+    /// The default limits: 64 KiB values, schemas optional.
+    public static let standard = PreferenceWriteRules()
+
+    public init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false) {
+        self.maximumValueBytes = maximumValueBytes
+        self.strict = strict
+    }
+
+    /// Throws unless `value` may be set for `key` at `scope`, given what is stored for the key.
+    public func checkSet(key: String, value: JSONValue, scope: ScopePath, state: KeyState?) throws {
+        try KeyName.validate(key)
+        try checkValue(value, for: key, schema: state?.schema)
+        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "set")
+    }
+
+    /// Throws unless `value` is an acceptable value for `key` under `schema` (size, schema, strict).
+    public func checkValue(_ value: JSONValue, for key: String, schema: PreferenceSchema?) throws {
+        if case .null = value {
+            throw PrefsError(.invalidValue, "null is not a value for '\(key)'; to remove a value, reset it.")
+        }
+        let size = value.canonicalData.count
+        if size > maximumValueBytes {
+            throw PrefsError(
+                .tooLarge, "The value for '\(key)' is \(size) bytes; the limit is \(maximumValueBytes) bytes.")
+        }
+        guard let schema else {
+            if strict {
+                throw PrefsError(
+                    .unknownKey,
+                    "'\(key)' has no schema and the daemon runs with --strict; register one (prefsctl schema load FILE)."
+                )
+            }
+            return
+        }
+        try schema.validate(value, for: key)
+    }
+
+    /// Throws unless `key`'s value at `scope` may be reset.
+    public func checkReset(key: String, scope: ScopePath, state: KeyState?) throws {
+        try KeyName.validate(key)
+        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "reset")
+    }
+
+    /// Throws `locked` when a lock above `scope` (strictly above) governs `key`: values can be
+    /// changed at the lock's own scope, never below it.
+    public func checkNotBelowLock(key: String, scope: ScopePath, state: KeyState?, doing verb: String) throws {
+        guard let state, let lockScope = state.governingLock(at: scope), lockScope != scope else { return }
+        throw PrefsError(
+            .locked,
+            "'\(key)' is locked at \(lockScope.path), so it cannot be \(verb) at \(scope.path). "
+                + "Change it at \(lockScope.path), or unlock it first: prefsctl unlock \(key) --scope \(lockScope.path)"
+        )
+    }
+}

@@ -1,0 +1,81 @@
+/// The whole store, or one scope's subtree, as JSON: `GET /v1/dump`, `prefsctl dump`.
+///
+/// Loading a dump (`POST /v1/load`) sets every value and lock in it and registers every schema,
+/// in one transaction; dumping a store a dump was loaded into gives the same dump back. The
+/// arrays are sorted (by key, then scope), so a dump is stable byte for byte.
+public struct PrefsDump: Codable, Sendable, Hashable {
+    /// A value set at a scope.
+    public struct Value: Codable, Sendable, Hashable {
+        public var key: String
+        public var scope: ScopePath
+        public var value: JSONValue
+
+        public init(key: String, scope: ScopePath, value: JSONValue) {
+            self.key = key
+            self.scope = scope
+            self.value = value
+        }
+    }
+
+    /// A lock at a scope.
+    public struct Lock: Codable, Sendable, Hashable {
+        public var key: String
+        public var scope: ScopePath
+
+        public init(key: String, scope: ScopePath) {
+            self.key = key
+            self.scope = scope
+        }
+    }
+
+    /// The format version; this build writes and reads 1.
+    public var format: Int
+    /// The subtree dumped (`/` for everything).
+    public var scope: ScopePath
+    /// Every registered schema, by key.
+    public var schemas: [String: PreferenceSchema]
+    /// Every value set in the subtree.
+    public var values: [Value]
+    /// Every lock in the subtree.
+    public var locks: [Lock]
+
+    /// The format version this build writes.
+    public static let currentFormat = 1
+
+    public init(scope: ScopePath, schemas: [String: PreferenceSchema], values: [Value], locks: [Lock]) {
+        self.format = Self.currentFormat
+        self.scope = scope
+        self.schemas = schemas
+        self.values = values.sorted { ($0.key, $0.scope) < ($1.key, $1.scope) }
+        self.locks = locks.sorted { ($0.key, $0.scope) < ($1.key, $1.scope) }
+    }
+
+    /// Builds the dump of `subtree` from per-key states.
+    public init(subtree: ScopePath, keys: some Sequence<(key: String, state: KeyState)>) {
+        var schemas: [String: PreferenceSchema] = [:]
+        var values: [Value] = []
+        var locks: [Lock] = []
+        for (key, state) in keys {
+            if let schema = state.schema { schemas[key] = schema }
+            for (scope, stored) in state.values where subtree.contains(scope) {
+                values.append(Value(key: key, scope: scope, value: stored.value))
+            }
+            for scope in state.locks.keys where subtree.contains(scope) {
+                locks.append(Lock(key: key, scope: scope))
+            }
+        }
+        self.init(scope: subtree, schemas: schemas, values: values, locks: locks)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        format = try container.decode(Int.self, forKey: .format)
+        guard format == Self.currentFormat else {
+            throw PrefsError(.invalidRequest, "This dump has format \(format); this prefsd reads format \(Self.currentFormat).")
+        }
+        scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
+        schemas = try container.decodeIfPresent([String: PreferenceSchema].self, forKey: .schemas) ?? [:]
+        values = try container.decodeIfPresent([Value].self, forKey: .values) ?? []
+        locks = try container.decodeIfPresent([Lock].self, forKey: .locks) ?? []
+    }
+}

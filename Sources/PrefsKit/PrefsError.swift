@@ -1,0 +1,122 @@
+/// An error the service reports to its callers: a stable machine-readable ``Code`` and a message
+/// for people that says what went wrong and, where it can, how to fix it.
+///
+/// The same value travels through every layer: the store throws it, the server renders it as
+/// `{"error": {"code", "message"}}` with ``Code/httpStatus``, the client decodes it back, and
+/// `prefsctl` exits with ``Code/exitCode``.
+public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is. The raw value is the `code` of the HTTP error body.
+    public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        case invalidRequest = "invalid_request"
+        case invalidJSON = "invalid_json"
+        case invalidKey = "invalid_key"
+        case invalidScope = "invalid_scope"
+        case invalidValue = "invalid_value"
+        case invalidSchema = "invalid_schema"
+        case unknownKey = "unknown_key"
+        case notFound = "not_found"
+        case locked = "locked"
+        case conflict = "conflict"
+        case staleRevision = "stale_revision"
+        case tooLarge = "too_large"
+        case compacted = "compacted"
+        case unauthorized = "unauthorized"
+        case forbidden = "forbidden"
+        case storageFull = "storage_full"
+        case shuttingDown = "shutting_down"
+        case unavailable = "unavailable"
+        case `internal` = "internal"
+
+        /// The HTTP status the daemon answers with.
+        public var httpStatus: Int {
+            switch self {
+            case .invalidRequest, .invalidJSON, .invalidKey, .invalidScope, .invalidValue, .invalidSchema,
+                .unknownKey:
+                400
+            case .unauthorized: 401
+            case .forbidden: 403
+            case .notFound: 404
+            case .locked, .conflict: 409
+            case .compacted: 410
+            case .staleRevision: 412
+            case .tooLarge: 413
+            case .storageFull: 507
+            case .shuttingDown, .unavailable: 503
+            case .internal: 500
+            }
+        }
+
+        /// The exit status `prefsctl` ends with (DESIGN.md: 1 failed, 3 not found, 4 conflict,
+        /// 69 daemon unreachable).
+        public var exitCode: Int32 {
+            switch self {
+            case .notFound: 3
+            case .locked, .conflict, .staleRevision: 4
+            case .unavailable: 69
+            default: 1
+            }
+        }
+
+        /// The code a bare HTTP status stands for, when an answer carries no error body.
+        public init(httpStatus: Int) {
+            switch httpStatus {
+            case 401: self = .unauthorized
+            case 403: self = .forbidden
+            case 404: self = .notFound
+            case 409: self = .conflict
+            case 410: self = .compacted
+            case 412: self = .staleRevision
+            case 413: self = .tooLarge
+            case 503: self = .unavailable
+            case 507: self = .storageFull
+            case 400..<500: self = .invalidRequest
+            default: self = .internal
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A sentence for people.
+    public var message: String
+    /// For `compacted`: the oldest revision the change log still holds.
+    public var oldestRevision: Revision?
+
+    /// Makes an error with a code and a message.
+    public init(_ code: Code, _ message: String, oldestRevision: Revision? = nil) {
+        self.code = code
+        self.message = message
+        self.oldestRevision = oldestRevision
+    }
+
+    public var description: String { message }
+}
+
+/// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`.
+public struct ErrorBody: Codable, Sendable {
+    /// The error itself.
+    public struct Detail: Codable, Sendable {
+        public var code: String
+        public var message: String
+        public var oldestRevision: Revision?
+    }
+
+    public var error: Detail
+
+    /// Wraps an error for the wire.
+    public init(_ error: PrefsError) {
+        self.error = Detail(code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision)
+    }
+
+    /// The error back, given the HTTP status it came with (for codes this version does not know).
+    public func prefsError(httpStatus: Int) -> PrefsError {
+        PrefsError(
+            PrefsError.Code(rawValue: error.code) ?? PrefsError.Code(httpStatus: httpStatus),
+            error.message,
+            oldestRevision: error.oldestRevision
+        )
+    }
+}
+
+/// A position in the store's history: every committed change gets the next one.
+public typealias Revision = Int64

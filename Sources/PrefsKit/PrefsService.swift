@@ -1,0 +1,78 @@
+/// The service an application, the CLI and the daemon's HTTP routes talk to.
+///
+/// Two implementations: `EmbeddedStore` (SQLite in this process) and `PrefsClient` (the
+/// `prefsd` daemon over its Unix socket). Both give the same answers and the same errors
+/// (``PrefsError``), so code and tests written against this protocol run against either.
+public protocol PrefsService: Sendable {
+    /// Version, database, current revision, uptime and counts.
+    func status() async throws -> ServiceStatus
+
+    /// The effective value of `key` at `scope`, its source and, with `explain`, every layer.
+    func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference
+
+    /// The effective value at `scope` of every key that has one there, optionally only keys
+    /// starting with `prefix`, sorted by key.
+    func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference]
+
+    /// Sets `key` to `value` at `scope`.
+    @discardableResult
+    func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult
+
+    /// Removes `key`'s value at `scope`, and with `recursive` at every scope below it too.
+    @discardableResult
+    func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult
+
+    /// Applies every operation in one transaction: all of them, or none.
+    @discardableResult
+    func apply(_ batch: PreferenceBatch) async throws -> WriteResult
+
+    /// Locks `key` at `scope`: it resolves to the lock scope's value there and everywhere below,
+    /// and cannot be changed below it.
+    @discardableResult
+    func lock(_ key: String, scope: ScopePath) async throws -> WriteResult
+
+    /// Removes the lock on `key` at `scope`; `not_found` if there is none.
+    @discardableResult
+    func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult
+
+    /// Every registered schema, by key.
+    func schemas() async throws -> [String: PreferenceSchema]
+
+    /// Registers (or replaces) schemas. Refused if a stored value breaks its new schema.
+    @discardableResult
+    func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult
+
+    /// The values, locks and schemas of `scope`'s subtree.
+    func dump(scope: ScopePath) async throws -> PrefsDump
+
+    /// Loads a dump in one transaction: all of it, or none of it.
+    @discardableResult
+    func load(_ dump: PrefsDump) async throws -> WriteResult
+
+    /// The changes `request` selects, as they are committed: first those after
+    /// `request.since` from the change log, then live ones. Ends with an error `compacted` if
+    /// `since` is older than the log keeps.
+    func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error>
+}
+
+extension PrefsService {
+    /// The effective value of `key` at `scope` (default `/`).
+    public func resolve(_ key: String, scope: ScopePath = .root) async throws -> ResolvedPreference {
+        try await resolve(key, scope: scope, explain: false)
+    }
+
+    /// Sets `key` to `value` at `/`.
+    @discardableResult
+    public func set(_ key: String, to value: JSONValue) async throws -> WriteResult {
+        try await set(key, to: value, scope: .root)
+    }
+
+    /// The schema of one key; `not_found` if it has none.
+    public func schema(for key: String) async throws -> PreferenceSchema {
+        try KeyName.validate(key)
+        guard let schema = try await schemas()[key] else {
+            throw PrefsError(.notFound, "'\(key)' has no schema.")
+        }
+        return schema
+    }
+}

@@ -1,0 +1,101 @@
+/// Where an effective value came from.
+///
+/// On the wire it is a string: `override`, `lock:/path`, `scope:/path`, `default` or `none`.
+public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
+    /// A volatile override given to the daemon (`prefsd --override KEY=JSON`).
+    case override
+    /// A lock at this scope pins the value.
+    case lock(ScopePath)
+    /// The value set at this scope (the resolved scope or the nearest ancestor that sets one).
+    case scope(ScopePath)
+    /// The schema's default.
+    case `default`
+    /// Nothing: no value anywhere and no default.
+    case none
+
+    public var description: String {
+        switch self {
+        case .override: "override"
+        case .lock(let scope): "lock:\(scope.path)"
+        case .scope(let scope): "scope:\(scope.path)"
+        case .default: "default"
+        case .none: "none"
+        }
+    }
+
+    /// Parses the wire form.
+    public init(_ text: String) throws {
+        switch text {
+        case "override": self = .override
+        case "default": self = .default
+        case "none": self = .none
+        default:
+            if text.hasPrefix("lock:") {
+                self = .lock(try ScopePath(String(text.dropFirst(5))))
+            } else if text.hasPrefix("scope:") {
+                self = .scope(try ScopePath(String(text.dropFirst(6))))
+            } else {
+                throw PrefsError(.invalidRequest, "Unknown preference source '\(text)'.")
+            }
+        }
+    }
+}
+
+extension PreferenceSource: Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// One layer of an explained resolution: what that layer holds, if anything.
+public struct ChainLayer: Codable, Sendable, Hashable {
+    /// Which layer: `override`, `lock:/path`, `scope:/path` or `default`.
+    public var layer: PreferenceSource
+    /// The value this layer holds; absent when it holds none.
+    public var value: JSONValue?
+    /// The revision that set the value, for stored layers.
+    public var revision: Revision?
+
+    public init(layer: PreferenceSource, value: JSONValue?, revision: Revision?) {
+        self.layer = layer
+        self.value = value
+        self.revision = revision
+    }
+}
+
+/// A key's effective value at a scope, where it came from, and (when explained) every layer.
+public struct ResolvedPreference: Codable, Sendable, Hashable {
+    /// The key.
+    public var key: String
+    /// The scope it was resolved at.
+    public var scope: ScopePath
+    /// The effective value; `null` when the source is `none`.
+    public var value: JSONValue
+    /// Where the value came from.
+    public var source: PreferenceSource
+    /// The store's revision when this was read: a watch started `since` it misses nothing.
+    public var revision: Revision
+    /// With `explain`: every layer consulted, first to last (override, lock, each scope from the
+    /// resolved one up to `/`, default).
+    public var chain: [ChainLayer]?
+
+    public init(
+        key: String, scope: ScopePath, value: JSONValue, source: PreferenceSource, revision: Revision,
+        chain: [ChainLayer]? = nil
+    ) {
+        self.key = key
+        self.scope = scope
+        self.value = value
+        self.source = source
+        self.revision = revision
+        self.chain = chain
+    }
+
+    /// Whether the key has a value here at all (`source` is not `none`).
+    public var isSet: Bool { source != .none }
+}

@@ -1,0 +1,51 @@
+/// What `GET /v1/status` and `prefsctl status` report.
+public struct ServiceStatus: Codable, Sendable, Hashable {
+    /// Counts of what the store holds.
+    public struct Counts: Codable, Sendable, Hashable {
+        public var keys: Int
+        public var values: Int
+        public var locks: Int
+        public var schemas: Int
+        public var overrides: Int
+        public var watchers: Int
+
+        public init(keys: Int, values: Int, locks: Int, schemas: Int, overrides: Int, watchers: Int) {
+            self.keys = keys
+            self.values = values
+            self.locks = locks
+            self.schemas = schemas
+            self.overrides = overrides
+            self.watchers = watchers
+        }
+    }
+
+    /// The prefsd version.
+    public var version: String
+    /// The database file.
+    public var database: String
+    /// The newest committed revision.
+    public var revision: Revision
+    /// The oldest revision the change log still holds (a watch may resume from one before it).
+    public var oldestRevision: Revision
+    /// Seconds since the store was opened.
+    public var uptimeSeconds: Double
+    /// The serving process.
+    public var pid: Int32
+    public var counts: Counts
+
+    public init(
+        version: String, database: String, revision: Revision, oldestRevision: Revision, uptimeSeconds: Double,
+        pid: Int32, counts: Counts
+    ) {
+        self.version = version
+        self.database = database
+        self.revision = revision
+        self.oldestRevision = oldestRevision
+        self.uptimeSeconds = uptimeSeconds
+        self.pid = pid
+        self.counts = counts
+    }
+}
+
+/// The version of this build of prefsd and PrefsKit.
+public let prefsVersion = "0.1.0"

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import Logging
+import PrefsKit
+
+/// Renders every error as DESIGN.md's `{"error": {"code", "message"}}` with a fitting status.
+///
+/// ``PrefsError``s keep their code; Hummingbird's own errors (unknown route, body too large,
+/// bad request line) get the matching code; anything else is a 500 `internal` and is logged —
+/// it means a bug, never bad input.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch {
+            let prefsError = Self.prefsError(for: error)
+            if prefsError.code == .internal {
+                context.logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
+            }
+            return .error(prefsError)
+        }
+    }
+
+    static func prefsError(for error: any Error) -> PrefsError {
+        switch error {
+        case let error as PrefsError:
+            return error
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound:
+                return PrefsError(.notFound, error.body ?? "No such endpoint; see the API in openapi.yaml.")
+            case .contentTooLarge:
+                return PrefsError(.tooLarge, "The request body is larger than this endpoint accepts.")
+            case .methodNotAllowed:
+                return PrefsError(.invalidRequest, "That method is not allowed on this endpoint.")
+            default:
+                return PrefsError(PrefsError.Code(httpStatus: error.status.code), error.body ?? error.status.reasonPhrase)
+            }
+        case let error as DecodingError:
+            return PrefsError(.invalidRequest, "The request body does not have the expected shape: \(error.readableReason)")
+        default:
+            return PrefsError(.internal, "Internal error: \(error)")
+        }
+    }
+}
+
+extension Response {
+    /// A JSON answer.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONCoding.encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    /// An error answer.
+    static func error(_ error: PrefsError) -> Response {
+        json(ErrorBody(error), status: HTTPResponse.Status(code: error.code.httpStatus))
+    }
+}
+
+/// The JSON coders the server uses.
+enum JSONCoding {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// Decodes a request body, turning any failure into a clear `invalid_json`/`invalid_request`.
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, what: String) throws -> T {
+        let data = Data(buffer.readableBytesView)
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as PrefsError {
+            throw error
+        } catch let error as DecodingError {
+            if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil {
+                throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
+            }
+            throw PrefsError(.invalidRequest, "The body is not \(what): \(error.readableReason)")
+        }
+    }
+}

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NIOCore
+import Logging
+
+/// Closes a Unix-socket connection whose peer runs as another user (checked with `SO_PEERCRED`
+/// as the connection is set up), so only the daemon's own user can talk to it even if the
+/// socket's permissions are loosened.
+final class PeerCredentialsHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = Never
+
+    private let allowedUID: uid_t
+    private let logger: Logger
+
+    init(allowedUID: uid_t, logger: Logger) {
+        self.allowedUID = allowedUID
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        #if os(Linux)
+        guard let provider = context.channel as? any SocketOptionProvider,
+            context.channel.localAddress?.protocol == .unix
+        else { return }
+        let channel = context.channel
+        let allowedUID = allowedUID
+        let logger = logger
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(PeerCredentials.option))
+        credentials.whenComplete { result in
+            switch result {
+            case .success(let peer) where peer.uid == allowedUID:
+                return
+            case .success(let peer):
+                logger.warning("Refused a connection from uid \(peer.uid) (pid \(peer.pid)): prefsd serves uid \(allowedUID) only")
+            case .failure(let error):
+                logger.warning("Refused a connection whose peer could not be identified: \(error)")
+            }
+            channel.close(promise: nil)
+        }
+        #endif
+    }
+}
+
+/// Linux's `struct ucred`, which the Glibc module does not export: what `SO_PEERCRED` returns.
+struct PeerCredentials: Sendable {
+    var pid: Int32
+    var uid: UInt32
+    var gid: UInt32
+
+    /// `SO_PEERCRED` (asm-generic/socket.h).
+    static let option: Int32 = 17
+}

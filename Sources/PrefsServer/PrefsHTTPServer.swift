@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import Hummingbird
+import Logging
+import PrefsKit
+
+/// The daemon's HTTP server: the `/v1` API over a ``PrefsService`` on a Unix socket.
+///
+/// Build it, then run ``application`` as a service (it stops gracefully with its ServiceGroup).
+public struct PrefsHTTPServer: Sendable {
+    /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
+    public let application: Application<RouterResponder<BasicRequestContext>>
+
+    /// Serves `service` on the Unix socket at `socketPath`, accepting only connections from
+    /// this process's user.
+    ///
+    /// The socket's folder is created 0700 if missing; a stale socket file left by a crashed
+    /// daemon is removed, but a socket a live daemon answers on is refused with `conflict`.
+    public init(
+        service: any PrefsService, socketPath: String, limits: ServerLimits = ServerLimits(), logger: Logger,
+        onReady: @escaping @Sendable () async -> Void = {}
+    ) throws {
+        try Self.prepareSocketPath(socketPath)
+        let router = Self.router(service: service, limits: limits)
+        let uid = getuid()
+        application = Application(
+            router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger)])),
+            configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
+            onServerRunning: { _ in
+                chmod(socketPath, 0o600)
+                await onReady()
+            },
+            logger: logger
+        )
+    }
+
+    /// The router with every `/v1` route and the JSON error middleware.
+    public static func router(service: any PrefsService, limits: ServerLimits) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        PreferenceRoutes(service: service, limits: limits).register(on: router)
+        WatchRoute(service: service).register(on: router)
+        return router
+    }
+
+    /// Creates the socket's folder (0700) and clears a stale socket file.
+    static func prepareSocketPath(_ path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        if UnixSocketProbe.isAnswering(path) {
+            throw PrefsError(
+                .conflict,
+                "Another prefsd is already listening on \(path). Stop it, or give this one another --socket.")
+        }
+        // Nothing answers: a socket file left by a daemon that crashed.
+        unlink(path)
+    }
+}
+
+/// Whether something accepts connections on a Unix socket.
+enum UnixSocketProbe {
+    static func isAnswering(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8)
+            buffer[path.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+}

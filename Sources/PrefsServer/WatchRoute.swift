@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PrefsKit
+
+/// `GET /v1/watch`: a service's watch as Server-Sent Events.
+///
+/// Each event is `id: REVISION`, `event: KIND`, `data: JSON`. `since=R` (or the standard
+/// `Last-Event-ID: R` header a reconnecting EventSource sends) replays from the change log
+/// first. A stream the service ends with an error gets a last `error` event.
+struct WatchRoute<Context: RequestContext>: Sendable {
+    let service: any PrefsService
+
+    func register(on router: Router<Context>) {
+        router.get("/v1/watch") { request, _ -> Response in
+            let watch = try parse(request)
+            if let since = watch.since {
+                let status = try await service.status()
+                if since < status.oldestRevision - 1 {
+                    throw PrefsError(
+                        .compacted,
+                        "Changes before revision \(status.oldestRevision) have been compacted; cannot resume from \(since). "
+                            + "Read the current values and watch from their revision.",
+                        oldestRevision: status.oldestRevision)
+                }
+            }
+            // Subscribes now, before the answer's head is sent: a client that has the head
+            // misses no change made after it.
+            let events = service.watch(watch)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: ": watching\n\n"))
+                    do {
+                        for try await event in events {
+                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
+                        }
+                    } catch let error as PrefsError {
+                        try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
+                    }
+                    try await writer.finish(nil)
+                }
+            )
+        }
+    }
+
+    private func parse(_ request: Request) throws -> WatchRequest {
+        let query = request.uri.queryParameters
+        let keys = query.getAll("key").map { String($0) }
+        for key in keys { try KeyName.validate(key) }
+        var since = try request.integer("since")
+        if since == nil, let lastEventID = request.headers[.lastEventID] {
+            guard let revision = Int64(lastEventID), revision >= 0 else {
+                throw PrefsError(.invalidRequest, "Last-Event-ID must be a revision, not '\(lastEventID)'.")
+            }
+            since = revision
+        }
+        return WatchRequest(
+            keys: keys,
+            prefixes: query.getAll("prefix").map { String($0) },
+            scope: try query.get("scope").map { try ScopePath($0) },
+            since: since
+        )
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

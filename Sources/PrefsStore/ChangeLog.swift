@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import PrefsKit
+
+/// One row of the change log: a committed change, with what it replaced.
+struct LoggedChange: Sendable, Hashable {
+    /// The change as watchers see it.
+    var event: ChangeEvent
+    /// For `set`/`reset`: the value it replaced (nil: none); for `schema`: the previous schema's JSON.
+    var oldValue: String?
+}
+
+/// The change log: every committed change, one row per revision, written in the transaction of
+/// the change itself, read back to replay a resumed watch.
+enum ChangeLog {
+    /// The newest revision committed and the oldest one the log still holds.
+    static func bounds(_ db: Database) throws -> (current: Revision, oldest: Revision) {
+        let row = try Row.fetchOne(db, sql: "SELECT current_revision, oldest_revision FROM change_log_state")!
+        return (row[0], row[1])
+    }
+
+    static func append(_ db: Database, _ change: LoggedChange, at time: Double) throws {
+        let event = change.event
+        try db.execute(
+            sql: """
+                INSERT INTO change (revision, kind, key, scope, value, old_value, draft, attachment, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                event.revision, event.kind.rawValue, event.key, event.scope?.path, event.value?.canonicalText,
+                change.oldValue, event.draft, event.attachment, time,
+            ]
+        )
+    }
+
+    /// Records `revision` as the newest, and drops rows beyond the newest `retain`.
+    static func finish(_ db: Database, revision: Revision, retain: Int) throws -> Revision {
+        let oldest = max(1, revision - Revision(retain) + 1)
+        try db.execute(
+            sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = max(oldest_revision, ?)",
+            arguments: [revision, oldest]
+        )
+        // Compaction is cheap per commit: the rows it removes are the few that just fell out.
+        try db.execute(sql: "DELETE FROM change WHERE revision < ?", arguments: [oldest])
+        return try bounds(db).oldest
+    }
+
+    /// The changes after `revision` up to `through`, in order, at most `limit` of them.
+    static func changes(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws -> [LoggedChange] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT revision, kind, key, scope, value, old_value, draft, attachment FROM change
+                WHERE revision > ? AND revision <= ? ORDER BY revision LIMIT ?
+                """,
+            arguments: [revision, through, limit]
+        ).map { row in
+            LoggedChange(
+                event: ChangeEvent(
+                    revision: row[0], kind: ChangeEvent.Kind(rawValue: row[1]), key: row[2],
+                    scope: try (row[3] as String?).map { try ScopePath($0) },
+                    value: try (row[4] as String?).map { try JSONValue(parsing: $0) },
+                    draft: row[6], attachment: row[7]
+                ),
+                oldValue: row[5]
+            )
+        }
+    }
+}

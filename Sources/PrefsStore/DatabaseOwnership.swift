@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import PrefsKit
+
+/// An exclusive claim on a database: one prefsd (or one `EmbeddedStore`) per database file.
+///
+/// The claim is an `flock` on `DATABASE.lock`, which also records the owner's pid for the
+/// message a second opener gets. The kernel drops the lock when the owner exits, even by
+/// `kill -9`, so a crash never leaves the database claimed.
+final class DatabaseOwnership: Sendable {
+    /// The lock file's path.
+    let path: String
+    private let descriptor: Int32
+
+    /// Claims the database at `databasePath`, or throws `conflict` naming the owner's pid.
+    init(databasePath: String) throws {
+        path = databasePath + ".lock"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw PrefsError(.unavailable, "Cannot open the lock file \(path): \(String(cString: strerror(errno))).")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let owner = Self.readPid(descriptor)
+            close(descriptor)
+            throw PrefsError(
+                .conflict,
+                "The database \(databasePath) is already in use by another prefsd or EmbeddedStore"
+                    + (owner.map { " (pid \($0))" } ?? "")
+                    + ". Stop it first, or use another database with --db."
+            )
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        // Closing the descriptor releases the flock. The file stays: removing it could race
+        // with the next owner's open.
+        close(descriptor)
+    }
+
+    private static func readPid(_ descriptor: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self).trimmingWhitespace
+        return Int32(text)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and newlines.
+    var trimmingWhitespace: String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,67 @@
+import PrefsKit
+
+extension EmbeddedStore {
+    @discardableResult
+    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
+        try KeyName.validate(key)
+        return try await write { context in
+            WriteResult(revision: try context.setValue(key, to: value, scope: scope))
+        }
+    }
+
+    @discardableResult
+    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+        try KeyName.validate(key)
+        return try await write { context in
+            let removed = try context.resetValue(key, scope: scope, recursive: recursive)
+            return WriteResult(revision: context.revision, removed: removed)
+        }
+    }
+
+    @discardableResult
+    public func apply(_ batch: PreferenceBatch) async throws -> WriteResult {
+        for operation in batch.operations { try KeyName.validate(operation.key) }
+        return try await write { context in
+            let revisions = try batch.operations.map { try context.apply($0) }
+            return WriteResult(revision: context.revision, revisions: revisions)
+        }
+    }
+
+    @discardableResult
+    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+        try KeyName.validate(key)
+        return try await write { context in
+            try context.lock(key, scope: scope)
+            return WriteResult(revision: context.revision)
+        }
+    }
+
+    @discardableResult
+    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+        try KeyName.validate(key)
+        return try await write { context in
+            try context.unlock(key, scope: scope)
+            return WriteResult(revision: context.revision)
+        }
+    }
+
+    @discardableResult
+    public func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult {
+        for (key, schema) in schemas {
+            try KeyName.validate(key)
+            try schema.validateDefinition(for: key)
+        }
+        return try await write { context in
+            for (key, schema) in schemas.sorted(by: { $0.key < $1.key }) { try context.register(schema, for: key) }
+            return WriteResult(revision: context.revision)
+        }
+    }
+
+    @discardableResult
+    public func load(_ dump: PrefsDump) async throws -> WriteResult {
+        return try await write { context in
+            try context.load(dump)
+            return WriteResult(revision: context.revision)
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import GRDB
+import Synchronization
+import PrefsKit
+
+/// The one path every write takes: requests queue up, and the writer commits all that are
+/// waiting in one `BEGIN IMMEDIATE` transaction — one sync for the batch — while each request
+/// runs in its own savepoint, so it stays atomic and a failing one does not affect the others.
+///
+/// A request is acknowledged (its `submit` returns) only after the transaction has committed
+/// and the cache shows its effects. While one batch syncs, the next accumulates: under
+/// concurrency, batches grow by themselves.
+final class GroupCommitWriter: Sendable {
+    /// A queued request: `perform` runs it inside the transaction and returns what to do once the
+    /// transaction has committed (or failed); `fail` reports that the request itself failed.
+    private struct Job: Sendable {
+        var perform: @Sendable (WriteContext) throws -> @Sendable (Result<Void, any Error>) -> Void
+        var fail: @Sendable (any Error) -> Void
+    }
+
+    private struct Queue: ~Copyable {
+        var jobs: [Job] = []
+        var draining = false
+    }
+
+    /// What the writer does around each batch: open a context, and publish one that committed.
+    struct Hooks: Sendable {
+        var makeContext: @Sendable (Database) -> WriteContext
+        var finishTransaction: @Sendable (WriteContext) throws -> Void
+        var didCommit: @Sendable (WriteContext) -> Void
+    }
+
+    private let pool: DatabasePool
+    private let hooks: Hooks
+    private let queue = Mutex(Queue())
+
+    init(pool: DatabasePool, hooks: Hooks) {
+        self.pool = pool
+        self.hooks = hooks
+    }
+
+    /// Runs `work` in the next batch's transaction and returns its result once committed.
+    func submit<T: Sendable>(_ work: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = Job(
+                perform: { context in
+                    let value = try work(context)
+                    return { outcome in continuation.resume(with: outcome.map { value }) }
+                },
+                fail: { error in continuation.resume(throwing: error) }
+            )
+            let startDraining = queue.withLock { queue in
+                queue.jobs.append(job)
+                defer { queue.draining = true }
+                return !queue.draining
+            }
+            if startDraining {
+                pool.asyncWriteWithoutTransaction { db in self.drain(db) }
+            }
+        }
+    }
+
+    /// Commits batches until the queue is empty.
+    private func drain(_ db: Database) {
+        while true {
+            let jobs = queue.withLock { queue in
+                let jobs = queue.jobs
+                queue.jobs = []
+                if jobs.isEmpty { queue.draining = false }
+                return jobs
+            }
+            guard !jobs.isEmpty else { return }
+            commit(jobs, db)
+        }
+    }
+
+    private func commit(_ jobs: [Job], _ db: Database) {
+        let context = hooks.makeContext(db)
+        var acknowledgements: [@Sendable (Result<Void, any Error>) -> Void] = []
+        do {
+            try db.inTransaction(.immediate) {
+                for job in jobs {
+                    let checkpoint = context.checkpoint()
+                    do {
+                        var acknowledgement: (@Sendable (Result<Void, any Error>) -> Void)?
+                        try db.inSavepoint {
+                            acknowledgement = try job.perform(context)
+                            return .commit
+                        }
+                        acknowledgements.append(acknowledgement!)
+                    } catch {
+                        context.restore(checkpoint)
+                        job.fail(StoreErrors.translate(error))
+                    }
+                }
+                try hooks.finishTransaction(context)
+                return .commit
+            }
+        } catch {
+            let failure = StoreErrors.translate(error)
+            for acknowledge in acknowledgements { acknowledge(.failure(failure)) }
+            return
+        }
+        hooks.didCommit(context)
+        for acknowledge in acknowledgements { acknowledge(.success(())) }
+    }
+}
+
+/// Turns database errors into the ``PrefsError``s callers understand.
+enum StoreErrors {
+    static func translate(_ error: any Error) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        switch error.resultCode {
+        case .SQLITE_FULL:
+            return PrefsError(.storageFull, "The disk is full; the change was not stored. Free some space and retry.")
+        case .SQLITE_READONLY:
+            return PrefsError(.unavailable, "The database is read-only; the change was not stored.")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return PrefsError(.unavailable, "The database is busy; the change was not stored. Retry.")
+        default:
+            return PrefsError(.internal, "The database failed: \(error.message ?? "\(error)"). The change was not stored.")
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import PrefsKit
+
+/// How an ``EmbeddedStore`` opens its database and what it enforces.
+public struct StoreConfiguration: Sendable {
+    /// When a commit is synced to disk.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Every commit is synced (`synchronous=FULL`): an acknowledged write survives a crash of
+        /// the process and a power loss.
+        case full
+        /// The WAL is synced at checkpoints (`synchronous=NORMAL`): an acknowledged write survives
+        /// a crash of the process, but the last commits can be lost on power loss.
+        case normal
+    }
+
+    /// Sync policy; `.full` by default.
+    public var durability: Durability = .full
+    /// Value size limit and `--strict`.
+    public var rules: PreferenceWriteRules = .standard
+    /// Volatile overrides (`prefsd --override KEY=JSON`): they win over everything, are never stored.
+    public var overrides: [String: JSONValue] = [:]
+    /// How many changes the change log keeps (`--retain-changes`).
+    public var retainChanges: Int = 100_000
+    /// How many undelivered events a watcher may have queued before its watch ends with `overflow`.
+    public var watchBufferLimit: Int = 10_000
+    /// How often quiet watches get a `progress` event with the current revision.
+    public var progressInterval: Duration = .seconds(15)
+
+    /// The defaults of DESIGN.md.
+    public init() {}
+}

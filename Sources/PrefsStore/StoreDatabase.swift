@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import PrefsKit
+
+/// Opens the SQLite database a store owns: checks it, migrates it, configures it.
+///
+/// A file that is not SQLite, is corrupt, or was written by a newer prefsd is refused before
+/// anything writes to it: those checks run on a read-only connection.
+enum StoreDatabase {
+    /// The migrations this build applies, from `Migrations/*.sql`, compiled in.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for (identifier, sql) in EmbeddedMigrations.all {
+            migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
+        }
+        return migrator
+    }
+
+    /// Opens (creating if needed, with its folder) and migrates the database at `path`.
+    static func open(path: String, durability: StoreConfiguration.Durability) throws -> DatabasePool {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 {
+            try checkExisting(path: path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "prefsd"
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        let pool = try translatingErrors(path: path) { try DatabasePool(path: path, configuration: configuration) }
+        try translatingErrors(path: path) { try migrator.migrate(pool) }
+        return pool
+    }
+
+    /// Refuses, without writing to it, a file that is not a SQLite database, fails its integrity
+    /// check, or holds migrations this build does not know.
+    private static func checkExisting(path: String) throws {
+        let header = try FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 16) ?? Data()
+        guard header == Data("SQLite format 3\0".utf8) else {
+            throw PrefsError(
+                .unavailable,
+                "\(path) is not a SQLite database; prefsd did not touch it. Move it away or choose another --db."
+            )
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        try translatingErrors(path: path) {
+            let probe = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? probe.close() }
+            try probe.read { db in
+                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard check == ["ok"] else {
+                    throw PrefsError(
+                        .unavailable,
+                        "\(path) is corrupt (\(check.prefix(3).joined(separator: "; "))); prefsd did not touch it. "
+                            + "Restore it from a dump or a backup, or choose another --db."
+                    )
+                }
+                let known = Set(EmbeddedMigrations.all.map(\.identifier))
+                let unknown = try migrator.appliedIdentifiers(db).subtracting(known)
+                guard unknown.isEmpty else {
+                    throw PrefsError(
+                        .unavailable,
+                        "\(path) was written by a newer prefsd (it has migrations \(unknown.sorted().joined(separator: ", ")) "
+                            + "that this build does not know); prefsd did not touch it. Upgrade prefsd."
+                    )
+                }
+            }
+        }
+    }
+
+    /// Runs `body`, turning SQLite errors into ``PrefsError``s that name the file.
+    private static func translatingErrors<T>(path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PrefsError {
+            throw error
+        } catch let error as DatabaseError {
+            throw PrefsError(.unavailable, "Cannot open the database \(path): \(error.message ?? "\(error)").")
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Synchronization
+import PrefsKit
+
+/// Delivers committed changes to the watches that asked for them.
+///
+/// Watches are indexed by what they select — exact key, key prefix, or everything — so a write
+/// to one key touches only that key's watchers (and those of prefixes of it): its cost does not
+/// grow with watchers of other keys. Delivery never waits: each watch has its own bounded
+/// ``WatchChannel``.
+final class WatchHub: Sendable {
+    /// One watch: what it selects and where its events go.
+    struct Subscriber: Sendable {
+        let request: WatchRequest
+        let channel: WatchChannel
+        let overrides: [String: JSONValue]
+        /// While replaying history: live changes held back until the replay has caught up.
+        var held: [CommittedChange]?
+    }
+
+    private struct State: ~Copyable {
+        var subscribers: [Int: Subscriber] = [:]
+        var byKey: [String: Set<Int>] = [:]
+        var byPrefix: [String: Set<Int>] = [:]
+        var prefixLengths: [Int: Int] = [:]  // prefix length in UTF-8 bytes → how many prefixes have it
+        var everything: Set<Int> = []
+        var nextID = 0
+        var revision: Revision
+        var closed = false
+    }
+
+    private let state: Mutex<State>
+
+    init(revision: Revision) {
+        state = Mutex(State(revision: revision))
+    }
+
+    /// How many watches are open.
+    var count: Int { state.withLock { $0.subscribers.count } }
+
+    /// Adds a watch. Returns its id and the revision it is current as of: live changes after it
+    /// are delivered (held back first if `replaying`); the caller replays those up to it.
+    func subscribe(_ request: WatchRequest, channel: WatchChannel, overrides: [String: JSONValue], replaying: Bool)
+        throws -> (id: Int, revision: Revision)
+    {
+        try state.withLock { state in
+            guard !state.closed else { throw PrefsError(.shuttingDown, "The store is closing.") }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(
+                request: request, channel: channel, overrides: overrides, held: replaying ? [] : nil)
+            if request.keys.isEmpty && request.prefixes.isEmpty {
+                state.everything.insert(id)
+            }
+            for key in request.keys { state.byKey[key, default: []].insert(id) }
+            for prefix in request.prefixes {
+                state.byPrefix[prefix, default: []].insert(id)
+                state.prefixLengths[prefix.utf8.count, default: 0] += 1
+            }
+            return (id, state.revision)
+        }
+    }
+
+    /// Ends a replay: delivers the held-back live changes, then everything as it comes.
+    func goLive(_ id: Int) {
+        state.withLock { state in
+            guard var subscriber = state.subscribers[id], let held = subscriber.held else { return }
+            subscriber.held = nil
+            state.subscribers[id] = subscriber
+            for change in held { Self.deliver(change, to: subscriber) }
+        }
+    }
+
+    /// Removes a watch (its watcher went away, or its channel ended).
+    func unsubscribe(_ id: Int) {
+        state.withLock { state in
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return }
+            state.everything.remove(id)
+            for key in subscriber.request.keys {
+                state.byKey[key]?.remove(id)
+                if state.byKey[key]?.isEmpty == true { state.byKey[key] = nil }
+            }
+            for prefix in subscriber.request.prefixes {
+                state.byPrefix[prefix]?.remove(id)
+                if state.byPrefix[prefix]?.isEmpty == true { state.byPrefix[prefix] = nil }
+                let length = prefix.utf8.count
+                state.prefixLengths[length]! -= 1
+                if state.prefixLengths[length] == 0 { state.prefixLengths[length] = nil }
+            }
+        }
+    }
+
+    /// Delivers a committed batch's changes, in order, to the watches that select them.
+    func publish(_ changes: [CommittedChange], revision: Revision) {
+        var ended: [Int] = []
+        state.withLock { state in
+            state.revision = revision
+            for change in changes {
+                guard let key = change.event.key else { continue }
+                for id in Self.selecting(key: key, in: state) {
+                    guard var subscriber = state.subscribers[id] else { continue }
+                    if subscriber.held != nil {
+                        subscriber.held!.append(change)
+                        state.subscribers[id] = subscriber
+                    } else if !Self.deliver(change, to: subscriber) {
+                        ended.append(id)
+                    }
+                }
+            }
+        }
+        for id in ended { unsubscribe(id) }
+    }
+
+    /// Sends every live watch a `progress` event with the current revision.
+    func sendProgress() {
+        state.withLock { state in
+            let event = ChangeEvent(revision: state.revision, kind: .progress)
+            for subscriber in state.subscribers.values where subscriber.held == nil {
+                subscriber.channel.push(event)
+            }
+        }
+    }
+
+    /// Ends every watch with a final `shutdown` event, and refuses new ones.
+    func close() {
+        let channels = state.withLock { state in
+            state.closed = true
+            return state.subscribers.values.map(\.channel)
+        }
+        let revision = state.withLock { $0.revision }
+        for channel in channels { channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .shutdown)) }
+    }
+
+    /// The ids of the watches that select changes of `key`.
+    private static func selecting(key: String, in state: borrowing State) -> Set<Int> {
+        var ids = state.everything
+        if let exact = state.byKey[key] { ids.formUnion(exact) }
+        if !state.prefixLengths.isEmpty {
+            let bytes = key.utf8
+            for length in state.prefixLengths.keys where length <= bytes.count {
+                let prefix = String(decoding: bytes.prefix(length), as: UTF8.self)
+                if let matching = state.byPrefix[prefix] { ids.formUnion(matching) }
+            }
+        }
+        return ids
+    }
+
+    /// Pushes what `subscriber` should see of `change`; false if its channel has ended.
+    @discardableResult
+    private static func deliver(_ change: CommittedChange, to subscriber: Subscriber) -> Bool {
+        guard let event = WatchFilter.event(for: change, request: subscriber.request, overrides: subscriber.overrides)
+        else { return !subscriber.channel.isEnded }
+        return subscriber.channel.push(event)
+    }
+}
+
+/// What a watch sees of a change: the raw change, or — for a scoped watch — the new effective
+/// value at its scope, only if that value changed.
+enum WatchFilter {
+    static func event(for change: CommittedChange, request: WatchRequest, overrides: [String: JSONValue]) -> ChangeEvent? {
+        guard let key = change.event.key, request.selects(key: key) else { return nil }
+        guard let scope = request.scope else { return change.event }
+        let override = overrides[key]
+        let before = PreferenceResolver.effectiveValue(at: scope, state: change.before ?? KeyState(), override: override)
+        let after = PreferenceResolver.effectiveValue(at: scope, state: change.after ?? KeyState(), override: override)
+        guard before.value != after.value else { return nil }
+        var event = change.event
+        event.scope = scope
+        event.value = after.value
+        event.source = after.source
+        return event
+    }
+}

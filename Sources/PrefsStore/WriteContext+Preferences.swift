@@ -1,0 +1,104 @@
+import PrefsKit
+
+/// The preference writes, each checked by ``PreferenceWriteRules`` against the state this batch
+/// sees, then stored, logged and applied to the batch's overlay. A request that throws midway is
+/// rolled back whole by the writer.
+extension WriteContext {
+    /// Sets `key` to `value` at `scope`.
+    func setValue(_ key: String, to value: JSONValue, scope: ScopePath) throws -> Revision {
+        let state = state(of: key)
+        try rules.checkSet(key: key, value: value, scope: scope, state: state)
+        let revision = try record(
+            .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText
+        ) { state, revision in
+            state.values[scope] = StoredValue(value: value, revision: revision)
+        }
+        try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
+        return revision
+    }
+
+    /// Removes `key`'s value at `scope` (and below, if `recursive`). Returns how many it removed.
+    func resetValue(_ key: String, scope: ScopePath, recursive: Bool) throws -> Int {
+        let state = state(of: key)
+        try rules.checkReset(key: key, scope: scope, state: state)
+        let targets = (state?.values.keys.filter { recursive ? scope.contains($0) : $0 == scope } ?? []).sorted()
+        for target in targets {
+            try record(.reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText) {
+                state, _ in state.values[target] = nil
+            }
+            try PreferenceRecords.deleteValue(db, key: key, scope: target)
+        }
+        return targets.count
+    }
+
+    /// Locks `key` at `scope`; nothing changes if it is already locked there.
+    func lock(_ key: String, scope: ScopePath) throws {
+        try KeyName.validate(key)
+        guard state(of: key)?.locks[scope] == nil else { return }
+        let revision = try record(.lock, key: key, scope: scope) { state, revision in state.locks[scope] = revision }
+        try PreferenceRecords.insertLock(db, key: key, scope: scope, revision: revision)
+    }
+
+    /// Removes the lock on `key` at `scope`, or throws `not_found`.
+    func unlock(_ key: String, scope: ScopePath) throws {
+        try KeyName.validate(key)
+        guard state(of: key)?.locks[scope] != nil else {
+            throw PrefsError(.notFound, "'\(key)' is not locked at \(scope.path).")
+        }
+        try record(.unlock, key: key, scope: scope) { state, _ in state.locks[scope] = nil }
+        try PreferenceRecords.deleteLock(db, key: key, scope: scope)
+    }
+
+    /// Registers `schema` for `key`, refusing it if a value stored for the key breaks it.
+    func register(_ schema: PreferenceSchema, for key: String) throws {
+        try KeyName.validate(key)
+        try schema.validateDefinition(for: key)
+        let state = state(of: key)
+        guard state?.schema != schema else { return }
+        for (scope, stored) in (state?.values ?? [:]).sorted(by: { $0.key < $1.key }) {
+            do {
+                try schema.validate(stored.value, for: key)
+            } catch let error as PrefsError {
+                throw PrefsError(
+                    .invalidSchema,
+                    "The new schema of '\(key)' does not fit the value stored at \(scope.path): \(error.message) "
+                        + "Reset that value first (prefsctl reset \(key) --scope \(scope.path))."
+                )
+            }
+        }
+        let revision = try record(
+            .schema, key: key, scope: nil, value: schema.jsonValue, oldValue: state?.schema?.canonicalText
+        ) { state, _ in state.schema = schema }
+        try PreferenceRecords.upsertSchema(db, key: key, schema: schema, revision: revision)
+    }
+
+    /// Applies one batch operation; returns its revision (the current one if it changed nothing).
+    func apply(_ operation: PreferenceOperation) throws -> Revision {
+        switch operation.op {
+        case .set:
+            guard let value = operation.value else {
+                throw PrefsError(.invalidRequest, "The set of '\(operation.key)' has no \"value\".")
+            }
+            return try setValue(operation.key, to: value, scope: operation.scope)
+        case .reset:
+            _ = try resetValue(operation.key, scope: operation.scope, recursive: operation.recursive ?? false)
+            return revision
+        }
+    }
+
+    /// Loads a dump: schemas first, then values, then locks.
+    func load(_ dump: PrefsDump) throws {
+        for (key, schema) in dump.schemas.sorted(by: { $0.key < $1.key }) {
+            try register(schema, for: key)
+        }
+        for entry in dump.values {
+            guard dump.scope.contains(entry.scope) else {
+                throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a value at \(entry.scope.path), outside it.")
+            }
+            _ = try setValue(entry.key, to: entry.value, scope: entry.scope)
+        }
+        for entry in dump.locks {
+            try lock(entry.key, scope: entry.scope)
+        }
+    }
+}

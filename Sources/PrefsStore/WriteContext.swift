@@ -1,0 +1,90 @@
+import GRDB
+import PrefsKit
+
+/// A preference change as committed, with the key's state before and after it, for watchers
+/// that follow effective values at a scope.
+struct CommittedChange: Sendable {
+    var event: ChangeEvent
+    var before: KeyState?
+    var after: KeyState?
+}
+
+/// What one group-commit batch works on: its open transaction, the key states it has changed so
+/// far (an overlay on the committed cache), and the revisions and changes it has produced.
+///
+/// Only the writer uses it, on the writer's queue, for the duration of one transaction.
+final class WriteContext {
+    /// The open transaction.
+    let db: Database
+    /// The write rules (limits, strictness).
+    let rules: PreferenceWriteRules
+    /// Commit time, seconds since 1970.
+    let time: Double
+
+    private let cache: PreferenceCache
+    /// New states of the keys this batch changed (nil: nothing stored any more).
+    private(set) var touched: [String: KeyState?] = [:]
+    /// The revision of the batch's last change so far.
+    private(set) var revision: Revision
+    /// The oldest revision the change log holds once this batch commits.
+    var oldestRevision: Revision
+    /// The changes made so far, in revision order.
+    private(set) var changes: [CommittedChange] = []
+
+    init(db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, time: Double) {
+        self.db = db
+        self.cache = cache
+        self.rules = rules
+        self.time = time
+        (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
+    }
+
+    /// A key's state as this batch sees it: its own changes, else the committed state.
+    func state(of key: String) -> KeyState? {
+        if let state = touched[key] { return state }
+        return cache.state(of: key)
+    }
+
+    /// Every key this batch would see, for operations that scan (dump, recursive reset).
+    func allKeys() -> [String: KeyState] {
+        var keys = cache.read { $0.keys }
+        for (key, state) in touched { keys[key] = state }
+        return keys
+    }
+
+    /// Records one change: gives it the next revision, appends it to the change log and applies
+    /// `update` to the key's state.
+    @discardableResult
+    func record(
+        _ kind: ChangeEvent.Kind, key: String, scope: ScopePath?, value: JSONValue? = nil, oldValue: String? = nil,
+        update: (inout KeyState, Revision) -> Void
+    ) throws -> Revision {
+        revision += 1
+        let event = ChangeEvent(revision: revision, kind: kind, key: key, scope: scope, value: value)
+        try ChangeLog.append(db, LoggedChange(event: event, oldValue: oldValue), at: time)
+        let before = state(of: key)
+        var after = before ?? KeyState()
+        update(&after, revision)
+        touched[key] = after
+        changes.append(CommittedChange(event: event, before: before, after: after))
+        return revision
+    }
+
+    /// Where a failed request's changes are undone to.
+    struct Checkpoint {
+        fileprivate var touched: [String: KeyState?]
+        fileprivate var revision: Revision
+        fileprivate var changeCount: Int
+    }
+
+    func checkpoint() -> Checkpoint {
+        Checkpoint(touched: touched, revision: revision, changeCount: changes.count)
+    }
+
+    /// Forgets everything done since `checkpoint` (its SQL is rolled back by the savepoint).
+    func restore(_ checkpoint: Checkpoint) {
+        touched = checkpoint.touched
+        revision = checkpoint.revision
+        changes.removeSubrange(checkpoint.changeCount...)
+    }
+}

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ArgumentParser
+import Foundation
+import Logging
+import PrefsKit
+import PrefsServer
+import PrefsStore
+import ServiceLifecycle
+import UnixSignals
+
+/// `prefsd`: owns a preferences database and serves it on a Unix socket.
+@main
+struct PrefsDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefsd",
+        abstract: "Keeps an application's preferences in SQLite and serves them on a Unix socket.",
+        discussion: """
+            The database defaults to $XDG_STATE_HOME/prefsd/prefs.sqlite and the socket to
+            $XDG_RUNTIME_DIR/prefsd/prefsd.sock. Query it with prefsctl. SIGTERM or SIGINT stops it
+            gracefully.
+            """,
+        version: prefsVersion
+    )
+
+    @Option(help: "The database file (created with its folders if missing).")
+    var db: String?
+
+    @Option(help: "The Unix socket to listen on.")
+    var socket: String?
+
+    @Option(name: .customLong("schema"), help: ArgumentHelp("A JSON file of key → schema to register at start (repeatable).", valueName: "file"))
+    var schemaFiles: [String] = []
+
+    @Option(name: .customLong("override"), help: ArgumentHelp("A volatile value that wins over everything: KEY=JSON (repeatable).", valueName: "key=json"))
+    var overrides: [String] = []
+
+    @Flag(help: "Refuse keys that have no schema.")
+    var strict = false
+
+    @Option(help: "full: sync every commit (survives power loss); normal: sync at checkpoints (survives a crash of prefsd).")
+    var durability: StoreConfiguration.Durability = .full
+
+    @Option(help: "How many changes the change log keeps for resuming watches.")
+    var retainChanges = 100_000
+
+    @Option(help: "The largest preference value accepted, in bytes of JSON.")
+    var maxValueBytes = 64 * 1024
+
+    @Option(help: "Seconds between progress events on quiet watch streams.")
+    var progressInterval = 15.0
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    mutating func validate() throws {
+        guard retainChanges >= 1 else { throw ValidationError("--retain-changes must be at least 1.") }
+        guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
+        guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "prefsd")
+        // Everything prefsd creates (database, socket) is for its user only.
+        umask(0o077)
+
+        let paths = DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid())
+        let databasePath = db ?? paths.database
+        let socketPath = socket ?? paths.socket
+        do {
+            let store = try EmbeddedStore(path: databasePath, configuration: try storeConfiguration())
+            for file in schemaFiles {
+                try await store.register(schemas: try SchemaFile.read(file))
+            }
+            let server = try PrefsHTTPServer(
+                service: store, socketPath: socketPath,
+                limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
+                onReady: { logger.info("prefsd ready on \(socketPath)") }
+            )
+            let status = try await store.status()
+            logger.info(
+                "prefsd \(prefsVersion) starting: database \(databasePath), socket \(socketPath), revision \(status.revision), \(status.counts.values) values, pid \(getpid())"
+            )
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: server.application),
+                        // Shut down first (services stop in reverse order): ends watch streams
+                        // so the server's graceful drain does not wait on them.
+                        .init(service: WatchStreamCloser(store: store)),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger
+                )
+            )
+            try await group.run()
+            store.close()
+            unlink(socketPath)
+            logger.info("prefsd stopped")
+        } catch let error as PrefsError {
+            logger.error("prefsd cannot start: \(error.message)")
+            throw ExitCode.failure
+        }
+    }
+
+    private func storeConfiguration() throws -> StoreConfiguration {
+        var configuration = StoreConfiguration()
+        configuration.durability = durability
+        configuration.rules = PreferenceWriteRules(maximumValueBytes: maxValueBytes, strict: strict)
+        configuration.retainChanges = retainChanges
+        configuration.progressInterval = .milliseconds(Int(progressInterval * 1000))
+        for assignment in overrides {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw PrefsError(.invalidRequest, "--override takes KEY=JSON, not '\(assignment)'.")
+            }
+            let key = String(assignment[..<equals])
+            configuration.overrides[key] = JSONValue(commandLine: String(assignment[assignment.index(after: equals)...]))
+        }
+        return configuration
+    }
+}
+
+/// Ends watch streams when graceful shutdown begins.
+struct WatchStreamCloser: Service {
+    let store: EmbeddedStore
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        store.endWatches()
+    }
+}
+
+extension StoreConfiguration.Durability: ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {}
