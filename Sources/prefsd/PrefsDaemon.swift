@@ -74,7 +74,7 @@ struct PrefsDaemon: AsyncParsableCommand {
         umask(0o077)
 
         let paths = DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid())
-        let databasePath = db ?? paths.database
+        let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
         let socketPath = socket ?? paths.socket
         do {
             let store = try EmbeddedStore(path: databasePath, configuration: try storeConfiguration())

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Reads an HTTP/1.1 response incrementally: the status line and headers, then the body
+/// (fixed length, chunked, or until the connection closes), handing body bytes out as they come.
+struct HTTPResponseParser {
+    enum Framing {
+        case length(Int)
+        case chunked
+        case untilClose
+    }
+
+    private(set) var status: Int?
+    private(set) var isComplete = false
+    private var buffer = Data()
+    private var framing: Framing?
+    /// Bytes left in the current chunk, or nil between chunks.
+    private var chunkRemaining: Int?
+
+    /// Adds received bytes; returns the body bytes they complete.
+    mutating func consume(_ bytes: Data) throws -> Data {
+        buffer.append(bytes)
+        var body = Data()
+        if status == nil {
+            guard let end = buffer.firstRange(of: Data("\r\n\r\n".utf8)) else { return body }
+            try parseHead(String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex..<end.upperBound)
+        }
+        switch framing! {
+        case .untilClose:
+            body.append(buffer)
+            buffer.removeAll()
+        case .length(let remaining):
+            let take = min(remaining, buffer.count)
+            body.append(buffer.prefix(take))
+            buffer.removeFirst(take)
+            framing = .length(remaining - take)
+            if remaining - take == 0 { isComplete = true }
+        case .chunked:
+            while !isComplete {
+                if let remaining = chunkRemaining {
+                    if remaining > 0 {
+                        let take = min(remaining, buffer.count)
+                        guard take > 0 else { break }
+                        body.append(buffer.prefix(take))
+                        buffer.removeFirst(take)
+                        chunkRemaining = remaining - take
+                    } else {
+                        guard buffer.count >= 2 else { break }
+                        buffer.removeFirst(2)  // CRLF after the chunk
+                        chunkRemaining = nil
+                    }
+                } else {
+                    guard let end = buffer.firstRange(of: Data("\r\n".utf8)) else { break }
+                    let line = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex..<end.upperBound)
+                    guard let size = Int(line.split(separator: ";").first ?? "", radix: 16) else {
+                        throw HTTPParseError.malformed("bad chunk size '\(line)'")
+                    }
+                    if size == 0 { isComplete = true } else { chunkRemaining = size }
+                }
+            }
+        }
+        return body
+    }
+
+    /// The connection closed: complete if the body runs until close.
+    mutating func finish() throws {
+        if case .untilClose = framing { isComplete = true }
+        guard isComplete else { throw HTTPParseError.malformed("the connection closed mid-answer") }
+    }
+
+    private mutating func parseHead(_ head: String) throws {
+        let lines = head.components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let code = Int(statusParts[1]) else {
+            throw HTTPParseError.malformed("bad status line '\(lines[0])'")
+        }
+        status = code
+        framing = .untilClose
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if name == "content-length", let length = Int(value) {
+                framing = .length(length)
+                if length == 0 { isComplete = true }
+            } else if name == "transfer-encoding", value.lowercased().contains("chunked") {
+                framing = .chunked
+            }
+        }
+    }
+}
+
+enum HTTPParseError: Error, CustomStringConvertible {
+    case malformed(String)
+
+    var description: String {
+        switch self {
+        case .malformed(let reason): "The daemon's answer is not valid HTTP: \(reason)."
+        }
+    }
+}

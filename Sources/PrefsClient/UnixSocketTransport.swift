@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import PrefsKit
+
+/// HTTP/1.1 over the daemon's Unix socket with plain POSIX calls, one connection per request,
+/// on a thread of its own: no event loops to start, so a short-lived process (`prefsctl`)
+/// pays almost nothing before its request, and learns at once when no daemon listens.
+public struct UnixSocketTransport: HTTPTransport {
+    /// The daemon's socket.
+    public let socketPath: String
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
+        let socketPath = socketPath
+        return try await Self.onOwnThread {
+            let connection = try UnixConnection(path: socketPath)
+            defer { connection.close() }
+            try connection.write(Self.encode(request))
+            var parser = HTTPResponseParser()
+            var body = Data()
+            while !parser.isComplete {
+                guard let bytes = try connection.read() else {
+                    try parser.finish()
+                    break
+                }
+                body.append(try parser.consume(bytes))
+            }
+            return HTTPResponseData(status: parser.status ?? 0, body: body)
+        }
+    }
+
+    public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
+        let socketPath = socketPath
+        let (head, connection, parser) = try await Self.onOwnThread {
+            let connection = try UnixConnection(path: socketPath)
+            do {
+                try connection.write(Self.encode(request))
+                var parser = HTTPResponseParser()
+                var early = Data()
+                while parser.status == nil {
+                    guard let bytes = try connection.read() else { throw HTTPParseError.malformed("no answer") }
+                    early.append(try parser.consume(bytes))
+                }
+                return ((parser.status!, early), connection, parser)
+            } catch {
+                connection.close()
+                throw error
+            }
+        }
+        let body = AsyncThrowingStream<Data, any Error> { continuation in
+            continuation.onTermination = { _ in connection.shutdown() }
+            Thread {
+                var parser = parser
+                defer { connection.close() }
+                do {
+                    if !head.1.isEmpty { continuation.yield(head.1) }
+                    while !parser.isComplete {
+                        guard let bytes = try connection.read() else {
+                            try parser.finish()
+                            break
+                        }
+                        let data = try parser.consume(bytes)
+                        if !data.isEmpty { continuation.yield(data) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }.start()
+        }
+        return HTTPStreamingResponse(status: head.0, body: body)
+    }
+
+    static func encode(_ request: HTTPRequestSpec) -> Data {
+        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: prefsd\r\nConnection: close\r\n"
+        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        if let body = request.body {
+            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        }
+        var data = Data((head + "\r\n").utf8)
+        if let body = request.body { data.append(body) }
+        return data
+    }
+
+    /// Runs blocking work on a new thread, so it never holds a Swift concurrency thread.
+    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+}
+
+/// A connected Unix stream socket.
+final class UnixConnection: Sendable {
+    private let descriptor: Int32
+    let path: String
+
+    /// Connects, or throws `unavailable` saying why and how to start the daemon.
+    init(path: String) throws {
+        self.path = path
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw Self.unreachable(path, errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close_(descriptor)
+            throw PrefsError(.unavailable, "The socket path \(path) is too long for a Unix socket (over 107 bytes).")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8)
+            buffer[path.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close_(descriptor)
+            throw Self.unreachable(path, code)
+        }
+        self.descriptor = descriptor
+    }
+
+    func write(_ data: Data) throws {
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw PrefsError(.unavailable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
+                }
+                offset += written
+            }
+        }
+    }
+
+    /// The next bytes, or nil at the end of the stream.
+    func read() throws -> Data? {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 { return Data(buffer[0..<count]) }
+            if count == 0 { return nil }
+            if errno == EINTR { continue }
+            if errno == ECONNRESET || errno == EBADF || errno == EINVAL { return nil }
+            throw PrefsError(.unavailable, "Reading from prefsd at \(path) failed: \(String(cString: strerror(errno))).")
+        }
+    }
+
+    /// Unblocks a pending read (the watcher went away).
+    func shutdown() {
+        shutdown_(descriptor)
+    }
+
+    func close() {
+        close_(descriptor)
+    }
+
+    private static func unreachable(_ path: String, _ code: Int32) -> PrefsError {
+        let reason: String
+        switch code {
+        case ENOENT: reason = "there is no socket there"
+        case ECONNREFUSED: reason = "nothing accepts connections on it (a stale socket file?)"
+        case EACCES, EPERM: reason = "permission denied"
+        default: reason = String(cString: strerror(code))
+        }
+        return PrefsError(
+            .unavailable,
+            "Cannot reach prefsd at \(path): \(reason). Start the daemon with `prefsd` "
+                + "(or `prefsd --socket \(path)`), or point --socket / PREFSD_SOCKET at the socket it listens on."
+        )
+    }
+}
+
+private func close_(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+private func shutdown_(_ descriptor: Int32) {
+    _ = shutdown(descriptor, Int32(SHUT_RDWR))
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import PrefsKit
+
+/// `prefsctl status`
+struct StatusCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the daemon's version, database, revision and counts.")
+    @OptionGroup var global: GlobalOptions
+
+    func execute(_ service: any PrefsService) async throws {
+        let status = try await service.status()
+        if global.json { return Output.json(status) }
+        Output.table([
+            ["version", status.version],
+            ["database", status.database],
+            ["socket", global.socketPath],
+            ["pid", String(status.pid)],
+            ["revision", String(status.revision)],
+            ["oldest revision", String(status.oldestRevision)],
+            ["uptime", String(format: "%.1f s", status.uptimeSeconds)],
+            ["keys", String(status.counts.keys)],
+            ["values", String(status.counts.values)],
+            ["locks", String(status.counts.locks)],
+            ["schemas", String(status.counts.schemas)],
+            ["overrides", String(status.counts.overrides)],
+            ["watchers", String(status.counts.watchers)],
+        ])
+    }
+}
+
+/// `prefsctl get KEY [--scope S] [--explain]`
+struct GetCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print a key's effective value at a scope (exit 3 if it has none).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The key, e.g. timeline.fontSize.") var key: String
+    @Option(help: "The scope to resolve at.") var scope = "/"
+    @Flag(help: "Show every layer of the resolution and which one won.") var explain = false
+
+    func execute(_ service: any PrefsService) async throws {
+        let resolved = try await service.resolve(key, scope: try parseScope(scope), explain: explain)
+        if global.json {
+            Output.json(resolved)
+        } else if explain {
+            print("\(resolved.key) at \(resolved.scope.path) = \(resolved.isSet ? Output.text(resolved.value) : "(unset)")   [source: \(resolved.source)]")
+            var rows = [["", "LAYER", "VALUE", "REVISION"]]
+            var marked = false
+            for layer in resolved.chain ?? [] {
+                let wins = !marked && layer.layer == resolved.source
+                if wins { marked = true }
+                rows.append([
+                    wins ? "→" : "", layer.layer.description, layer.value.map(Output.text) ?? "-",
+                    layer.revision.map(String.init) ?? "",
+                ])
+            }
+            Output.table(rows)
+        } else if resolved.isSet {
+            print(Output.text(resolved.value))
+        }
+        if !resolved.isSet { throw ExitCode(3) }
+    }
+}
+
+/// `prefsctl set KEY VALUE [--scope S]`
+struct SetCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Set a key's value at a scope (VALUE is JSON if it parses, else a string).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The key.") var key: String
+    @Argument(help: "The value: 15, true, '\"text\"', '[\"a\"]', or bare text.") var value: String
+    @Option(help: "The scope to set it at.") var scope = "/"
+
+    func execute(_ service: any PrefsService) async throws {
+        let result = try await service.set(key, to: JSONValue(commandLine: value), scope: try parseScope(scope))
+        if global.json { Output.json(result) }
+    }
+}
+
+/// `prefsctl reset KEY [--scope S] [--recursive]`
+struct ResetCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reset", abstract: "Remove a key's value at a scope (and below it, with --recursive).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The key.") var key: String
+    @Option(help: "The scope to remove it from.") var scope = "/"
+    @Flag(help: "Also remove the values set at every scope below.") var recursive = false
+
+    func execute(_ service: any PrefsService) async throws {
+        let result = try await service.reset(key, scope: try parseScope(scope), recursive: recursive)
+        if global.json { Output.json(result) }
+    }
+}
+
+/// `prefsctl list [--scope S] [--prefix P]`
+struct ListCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the effective values at a scope, with where each comes from.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The scope to resolve at.") var scope = "/"
+    @Option(help: "Only keys starting with this.") var prefix: String?
+
+    func execute(_ service: any PrefsService) async throws {
+        let scope = try parseScope(scope)
+        let preferences = try await service.list(scope: scope, prefix: prefix)
+        if global.json {
+            struct Answer: Encodable { var scope: ScopePath; var preferences: [ResolvedPreference] }
+            return Output.json(Answer(scope: scope, preferences: preferences))
+        }
+        Output.table([["KEY", "VALUE", "SOURCE"]] + preferences.map { [$0.key, Output.text($0.value), $0.source.description] })
+    }
+}
+
+/// `prefsctl lock KEY --scope S`
+struct LockCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "Lock a key at a scope: it keeps that scope's value there and below.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The key.") var key: String
+    @Option(help: "The scope to lock it at.") var scope: String
+
+    func execute(_ service: any PrefsService) async throws {
+        let result = try await service.lock(key, scope: try parseScope(scope))
+        if global.json { Output.json(result) }
+    }
+}
+
+/// `prefsctl unlock KEY --scope S`
+struct UnlockCommand: DaemonCommand {
+    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Remove a lock.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The key.") var key: String
+    @Option(help: "The scope it is locked at.") var scope: String
+
+    func execute(_ service: any PrefsService) async throws {
+        let result = try await service.unlock(key, scope: try parseScope(scope))
+        if global.json { Output.json(result) }
+    }
+}

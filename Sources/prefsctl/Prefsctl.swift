@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import PrefsClient
+import PrefsKit
+
+/// `prefsctl`: the command line for prefsd.
+struct Prefsctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefsctl",
+        abstract: "Query and change prefsd's preferences, and watch them change.",
+        discussion: """
+            Values on the command line are JSON when they parse as JSON, else strings:
+            `prefsctl set timeline.fontSize 15` stores the number 15, `prefsctl set ui.theme dark`
+            the string "dark".
+
+            Exit status: 0 ok, 1 failed, 2 usage, 3 not found, 4 conflict (locked, stale
+            revision), 69 the daemon cannot be reached.
+            """,
+        version: prefsVersion,
+        subcommands: [
+            StatusCommand.self, GetCommand.self, SetCommand.self, ResetCommand.self, ListCommand.self,
+            WatchCommand.self, LockCommand.self, UnlockCommand.self, SchemaCommand.self, DumpCommand.self,
+            LoadCommand.self,
+        ]
+    )
+
+    /// Parses the command line and runs the verb, exiting with DESIGN.md's statuses.
+    static func main() async {
+        do {
+            var command = try parseAsRoot(GlobalOptions.movedAfterVerb(Array(CommandLine.arguments.dropFirst())))
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                // Usage errors: ArgumentParser's message, DESIGN.md's status 2.
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+@main
+enum PrefsctlMain {
+    static func main() async {
+        await Prefsctl.main()
+    }
+}
+
+/// Options every verb takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The daemon's socket (default: $PREFSD_SOCKET, else $XDG_RUNTIME_DIR/prefsd/prefsd.sock).")
+    var socket: String?
+
+    @Flag(help: "Machine output: JSON, in the shapes of the HTTP API.")
+    var json = false
+
+    /// The arguments with global options given before the verb (`prefsctl --json get k`)
+    /// moved after it, where ArgumentParser reads them.
+    static func movedAfterVerb(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--socket=") {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--socket", index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        // The verb, and for `schema` its sub-verb, then the moved options, then the rest.
+        var verbs = [arguments[index]]
+        if arguments[index] == "schema", index + 1 < arguments.count { verbs.append(arguments[index + 1]) }
+        return verbs + leading + arguments[(index + verbs.count)...]
+    }
+
+    /// The socket to use.
+    var socketPath: String {
+        socket ?? DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid()).socket
+    }
+
+    /// A client for the daemon, over the lean one-connection-per-request transport.
+    func client() -> PrefsClient {
+        PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
+    }
+}
+
+/// A verb that talks to the daemon: errors become a message on stderr and DESIGN.md's status.
+protocol DaemonCommand: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    /// The verb's work.
+    func execute(_ service: any PrefsService) async throws
+}
+
+extension DaemonCommand {
+    mutating func run() async throws {
+        do {
+            try await execute(global.client())
+        } catch let error as PrefsError {
+            Output.fail(error)
+        }
+    }
+}
+
+/// Parses `--scope`.
+func parseScope(_ text: String) throws -> ScopePath {
+    do {
+        return try ScopePath(text)
+    } catch let error as PrefsError {
+        throw ValidationError(error.message)
+    }
+}
