@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "PrefsStoreTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient"],
+            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import PrefsKit
 
 /// Reading the parts of a request the routes share: the key in the path, `scope`, flags, bodies.
@@ -32,6 +33,8 @@ extension Request {
         do {
             return try await body.collect(upTo: limit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
+        } catch is NIOTooManyBytesError {
             throw PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
         }
     }

@@ -1,0 +1,140 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import Testing
+
+/// Starting, stopping, crashing and restarting the real daemon.
+@Suite struct DaemonLifecycleTests {
+    @Test func restartFindsEveryValueAgain() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        try await client.set("a.b", to: 1, scope: "/x")
+        try await client.set("a.c", to: ["nested": [1, 2]])
+        try await client.lock("a.b", scope: "/x")
+        #expect(daemon.stop() == 0)
+        try await daemon.start()
+        #expect(try await client.resolve("a.b", scope: "/x/y").source == .lock("/x"))
+        #expect(try await client.resolve("a.c").value == ["nested": [1, 2]])
+        #expect(try await client.status().revision == 3)
+    }
+
+    @Test func acknowledgedWritesSurviveKill9() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        for index in 0..<50 { try await client.set("k.n\(index)", to: .integer(Int64(index))) }
+        daemon.kill()
+        try await daemon.start()
+        for index in 0..<50 { #expect(try await client.resolve("k.n\(index)").value == .integer(Int64(index))) }
+        let check = try CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "PRAGMA integrity_check"])
+        #expect(check.output == "ok")
+    }
+
+    @Test func aSecondDaemonOnTheSameDatabaseIsRefused() async throws {
+        let daemon = try await Daemon()
+        let second = try CommandResult.run(
+            "prefsd", ["--db", daemon.databasePath, "--socket", daemon.folder.appending(path: "other.sock").path])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("already in use"))
+        #expect(second.stderr.contains("pid \(daemon.process!.processIdentifier)"))
+    }
+
+    @Test func aSecondDaemonOnTheSameSocketIsRefused() async throws {
+        let daemon = try await Daemon()
+        let second = try CommandResult.run(
+            "prefsd", ["--db", daemon.folder.appending(path: "other.sqlite").path, "--socket", daemon.socketPath])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("Another prefsd is already listening"))
+        #expect(try await daemon.client.status().revision == 0)
+    }
+
+    @Test func aStaleSocketFileIsCleanedUp() async throws {
+        let daemon = try await Daemon()
+        daemon.kill()
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+        try await daemon.start()
+        #expect(try await daemon.client.status().revision == 0)
+    }
+
+    @Test func socketAndFolderAreForTheUserOnly() async throws {
+        let daemon = try await Daemon(folder: URL(fileURLWithPath: "/tmp/prefsd-perm-\(UUID().uuidString.prefix(8))/run"))
+        defer { try? FileManager.default.removeItem(at: daemon.folder.deletingLastPathComponent()) }
+        let socket = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)
+        #expect((socket[.posixPermissions] as? Int) == 0o600)
+        let database = try FileManager.default.attributesOfItem(atPath: daemon.databasePath)
+        #expect(((database[.posixPermissions] as? Int) ?? 0) & 0o077 == 0)
+    }
+
+    @Test func notSQLiteFileIsRefusedAndLeftUntouched() async throws {
+        let folder = URL(fileURLWithPath: "/tmp/prefsd-test-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appending(path: "prefs.sqlite")
+        let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try garbage.write(to: database)
+        let result = try CommandResult.run("prefsd", ["--db", database.path, "--socket", folder.appending(path: "s.sock").path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("is not a SQLite database"))
+        #expect(try Data(contentsOf: database) == garbage)
+    }
+
+    @Test func corruptDatabaseIsRefusedAndLeftUntouched() async throws {
+        let daemon = try await Daemon()
+        for index in 0..<300 { try await daemon.client.set("k.n\(index)", to: .string(String(repeating: "x", count: 200))) }
+        #expect(daemon.stop() == 0)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath))
+        // Keep the header, scribble over the b-tree pages.
+        for index in 4096..<min(bytes.count, 4096 * 8) { bytes[index] = 0xA5 }
+        try bytes.write(to: URL(fileURLWithPath: daemon.databasePath))
+        let result = try CommandResult.run("prefsd", daemon.commandLine)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("corrupt") || result.stderr.contains("malformed"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath)) == bytes)
+    }
+
+    @Test func databaseFromANewerPrefsdIsRefusedAndLeftUntouched() async throws {
+        let daemon = try await Daemon()
+        try await daemon.client.set("a.b", to: 1)
+        #expect(daemon.stop() == 0)
+        let insert = try CommandResult.runTool(
+            "/usr/bin/sqlite3", [daemon.databasePath, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')"])
+        #expect(insert.status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath))
+        let result = try CommandResult.run("prefsd", daemon.commandLine)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("newer prefsd"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath)) == before)
+    }
+
+    @Test func sigtermEndsWatchStreamsWithAFinalEventAndExits0() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        try await client.set("a.b", to: 1)
+        var iterator = client.watch(WatchRequest(keys: ["a.b"], since: 0)).makeAsyncIterator()
+        #expect(try await iterator.next()?.kind == .set)
+        #expect(daemon.stop() == 0)
+        let final = try await iterator.next()
+        #expect(final?.kind == .shutdown)
+        #expect(final?.revision == 1)
+        #expect(try await iterator.next() == nil)
+    }
+}
+
+extension CommandResult {
+    /// Runs a program that is not one of ours.
+    static func runTool(_ path: String, _ arguments: [String]) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandResult(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
