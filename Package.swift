@@ -95,6 +95,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The benchmark behind Scripts/bench.sh.
+        .executableTarget(
+            name: "prefs-bench",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
         .testTarget(name: "PrefsStoreTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
         .testTarget(

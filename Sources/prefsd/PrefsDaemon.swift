@@ -50,6 +50,9 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "The largest preference value accepted, in bytes of JSON.")
     var maxValueBytes = 64 * 1024
 
+    @Option(help: "How many undelivered events a watcher may fall behind before its watch ends with `overflow`.")
+    var watchBuffer = 10_000
+
     @Option(help: "Seconds between progress events on quiet watch streams.")
     var progressInterval = 15.0
 
@@ -59,6 +62,7 @@ struct PrefsDaemon: AsyncParsableCommand {
     mutating func validate() throws {
         guard retainChanges >= 1 else { throw ValidationError("--retain-changes must be at least 1.") }
         guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
+        guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
     }
 
@@ -117,6 +121,7 @@ struct PrefsDaemon: AsyncParsableCommand {
         configuration.durability = durability
         configuration.rules = PreferenceWriteRules(maximumValueBytes: maxValueBytes, strict: strict)
         configuration.retainChanges = retainChanges
+        configuration.watchBufferLimit = watchBuffer
         configuration.progressInterval = .milliseconds(Int(progressInterval * 1000))
         for assignment in overrides {
             guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {

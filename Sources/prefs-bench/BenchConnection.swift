@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A blocking keep-alive HTTP/1.1 connection to the daemon's socket: the leanest possible
+/// client, so the benchmark measures the daemon rather than the client.
+final class BenchConnection {
+    private let descriptor: Int32
+    private var buffer = [UInt8](repeating: 0, count: 65536)
+    private var pending = Data()
+
+    init(socketPath: String, receiveBuffer: Int32? = nil) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: socketPath.utf8)
+            raw[socketPath.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            throw BenchError("cannot connect to \(socketPath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends a request without waiting for the answer.
+    func send(_ method: String, _ target: String, body: String? = nil) {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: prefsd\r\n"
+        if let body { text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { text += "\r\n" }
+        _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Sends a request and reads its answer; returns the status.
+    @discardableResult
+    func request(_ method: String, _ target: String, body: String? = nil) throws -> Int {
+        send(method, target, body: body)
+        return try readResponse()
+    }
+
+    /// Reads one Content-Length-framed answer.
+    func readResponse() throws -> Int {
+        while true {
+            if let end = pending.firstRange(of: Data("\r\n\r\n".utf8)) {
+                let head = String(decoding: pending[pending.startIndex..<end.lowerBound], as: UTF8.self)
+                let status = Int(head.split(separator: " ")[1]) ?? 0
+                var length = 0
+                for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
+                    length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+                let total = end.upperBound - pending.startIndex + length
+                if pending.count >= total {
+                    pending.removeFirst(total)
+                    return status
+                }
+            }
+            try fill()
+        }
+    }
+
+    /// Reads one line of a streamed body (an SSE line), without its newline.
+    func readLine() throws -> String {
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending.removeSubrange(pending.startIndex...newline)
+                return line.hasSuffix("\r") ? String(line.dropLast()) : line
+            }
+            try fill()
+        }
+    }
+
+    private func fill() throws {
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { throw BenchError("the daemon closed the connection") }
+        pending.append(contentsOf: buffer[0..<count])
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A prefsd the benchmark starts on a temp database, with its resident memory and CPU time.
+final class BenchDaemon {
+    let folder: URL
+    let socketPath: String
+    let process: Process
+
+    init(prefsd: URL, arguments: [String] = [], folder: URL? = nil) throws {
+        let folder = folder ?? URL(fileURLWithPath: "/tmp/prefs-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.folder = folder
+        socketPath = folder.appending(path: "prefsd.sock").path
+        process = Process()
+        process.executableURL = prefsd
+        process.arguments = ["--db", folder.appending(path: "prefs.sqlite").path, "--socket", socketPath, "--log-level", "error"] + arguments
+        try process.run()
+        try waitUntilReady()
+    }
+
+    /// Seconds from start to the first answered request.
+    private(set) var startupSeconds = 0.0
+
+    private func waitUntilReady() throws {
+        let start = ContinuousClock.now
+        for _ in 0..<20_000 {
+            if let connection = try? BenchConnection(socketPath: socketPath), (try? connection.request("GET", "/v1/status")) == 200 {
+                startupSeconds = (ContinuousClock.now - start).seconds
+                return
+            }
+            guard process.isRunning else { throw BenchError("prefsd exited with \(process.terminationStatus)") }
+            usleep(500)
+        }
+        throw BenchError("prefsd did not answer")
+    }
+
+    /// Resident memory, in MiB.
+    var residentMiB: Double {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+    }
+
+    /// CPU seconds the daemon has used (user + system).
+    var cpuSeconds: Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        // After the command name: state is field 3; utime and stime are fields 14 and 15.
+        guard fields.count > 13 else { return 0 }
+        return (Double(fields[11]) ?? 0 + 0) / Double(sysconf(Int32(_SC_CLK_TCK))) + (Double(fields[12]) ?? 0) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func stop(removing: Bool = true) {
+        process.terminate()
+        process.waitUntilExit()
+        if removing { try? FileManager.default.removeItem(at: folder) }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The load generators: each runs its clients on threads of their own with blocking keep-alive
+/// connections, and measures wall time.
+enum Load {
+    /// Runs `body(i)` on `count` threads at once; returns the wall time.
+    static func parallel(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws -> Double {
+        let group = DispatchGroup()
+        let failure = FailureBox()
+        let start = ContinuousClock.now
+        for index in 0..<count {
+            group.enter()
+            Thread {
+                do { try body(index) } catch { failure.record(error) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        if let error = failure.error { throw error }
+        return (ContinuousClock.now - start).seconds
+    }
+
+    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
+        let socket = daemon.socketPath
+        let seconds = try parallel(clients) { client in
+            let connection = try BenchConnection(socketPath: socket)
+            for index in 0..<writesPerClient {
+                let status = try connection.request("PUT", "/v1/prefs/bench.c\(client)?scope=/s\(index % 10)", body: "\(index)")
+                guard status == 200 else { throw BenchError("write answered \(status)") }
+            }
+        }
+        return Double(clients * writesPerClient) / seconds
+    }
+
+    static func getsPerSecond(_ daemon: BenchDaemon, connections: Int, requestsPerConnection: Int) throws -> (Double, Int) {
+        let socket = daemon.socketPath
+        let seconds = try parallel(connections) { _ in
+            let connection = try BenchConnection(socketPath: socket)
+            for _ in 0..<requestsPerConnection {
+                guard try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice") == 200 else {
+                    throw BenchError("GET failed")
+                }
+            }
+        }
+        let total = connections * requestsPerConnection
+        return (Double(total) / seconds, total)
+    }
+
+    /// Time from sending a write to its event arriving at a watcher on another connection.
+    static func watchLatency(_ daemon: BenchDaemon, samples: Int) throws -> (p50: Double, p99: Double) {
+        let watcher = try BenchConnection(socketPath: daemon.socketPath)
+        watcher.send("GET", "/v1/watch?key=bench.latency")
+        while try watcher.readLine() != ": watching" {}
+        let writer = try BenchConnection(socketPath: daemon.socketPath)
+        var latencies: [Double] = []
+        for index in 0..<samples {
+            let start = ContinuousClock.now
+            writer.send("PUT", "/v1/prefs/bench.latency", body: "\(index)")
+            while !(try watcher.readLine()).hasPrefix("data:") {}
+            latencies.append((ContinuousClock.now - start).seconds)
+            _ = try writer.readResponse()
+        }
+        latencies.sort()
+        return (latencies[latencies.count / 2], latencies[latencies.count * 99 / 100])
+    }
+
+    /// Mean microseconds per sequential write from one client.
+    static func microsecondsPerWrite(_ daemon: BenchDaemon, count: Int) throws -> Double {
+        let connection = try daemon.connection()
+        for index in 0..<100 { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
+        let start = ContinuousClock.now
+        for index in 0..<count { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
+        return (ContinuousClock.now - start).seconds / Double(count) * 1e6
+    }
+
+    /// Opens `count` watch streams on keys nobody writes, and waits until the daemon has them all.
+    static func openIdleWatchers(_ daemon: BenchDaemon, count: Int) throws -> [BenchConnection] {
+        var watchers: [BenchConnection] = []
+        watchers.reserveCapacity(count)
+        for index in 0..<count {
+            let watcher = try BenchConnection(socketPath: daemon.socketPath, receiveBuffer: 4096)
+            watcher.send("GET", "/v1/watch?key=idle.k\(index)")
+            watchers.append(watcher)
+        }
+        // A watcher is subscribed once its answer's head (and ": watching") has arrived.
+        for watcher in watchers { while try watcher.readLine() != ": watching" {} }
+        return watchers
+    }
+
+    /// Median wall milliseconds of running a command to completion.
+    static func processMilliseconds(_ executable: URL, _ arguments: [String], runs: Int) throws -> Double {
+        var times: [Double] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            let start = ContinuousClock.now
+            try process.run()
+            process.waitUntilExit()
+            times.append((ContinuousClock.now - start).seconds * 1000)
+            guard process.terminationStatus == 0 else { throw BenchError("\(executable.lastPathComponent) failed") }
+        }
+        times.sort()
+        return times[times.count / 2]
+    }
+}
+
+extension BenchDaemon {
+    func connection() throws -> BenchConnection { try BenchConnection(socketPath: socketPath) }
+}
+
+/// The first error of several threads.
+final class FailureBox: Sendable {
+    private let stored = Mutex<(any Error)?>(nil)
+    func record(_ error: any Error) { stored.withLock { if $0 == nil { $0 = error } } }
+    var error: (any Error)? { stored.withLock { $0 } }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// The benchmark's one table: measured value, baseline from the same run, ratio, target.
+struct ResultTable {
+    private var rows: [[String]] = [["what", "measured", "baseline (same run)", "ratio", "target"]]
+
+    mutating func add(
+        _ what: String, _ measured: Double, baseline: (name: String, value: Double)?, target: String,
+        lowerIsBetter: Bool = false
+    ) {
+        let ratio = baseline.map { String(format: "%.2f×", measured / $0.value) } ?? "-"
+        rows.append([what, Self.format(measured), baseline.map { "\(Self.format($0.value)) (\($0.name))" } ?? "-", ratio, target])
+    }
+
+    func print() {
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for (index, row) in rows.enumerated() {
+            let line = row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+            Swift.print("| " + line.joined(separator: " | ") + " |")
+            if index == 0 { Swift.print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+        }
+    }
+
+    private static func format(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : String(format: "%.3g", value)
+    }
+}

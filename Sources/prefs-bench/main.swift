@@ -1,0 +1,92 @@
+// prefs-bench: measures prefsd against the targets of DESIGN.md, each with a baseline measured
+// in the same run, and prints one table. Run through Scripts/bench.sh (release build).
+//
+//     prefs-bench [--prefsd PATH] [--prefsctl PATH] [--watchers N] [--quick]
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import GRDB
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? {
+    arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+}
+let binaries = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+let prefsd = URL(fileURLWithPath: option("--prefsd") ?? binaries.appending(path: "prefsd").path)
+let prefsctl = URL(fileURLWithPath: option("--prefsctl") ?? binaries.appending(path: "prefsctl").path)
+let quick = arguments.contains("--quick")
+let watcherCount = Int(option("--watchers") ?? "") ?? 10_000
+let writes = quick ? 500 : 2000
+
+var table = ResultTable()
+
+// MARK: Writes: raw SQLite vs the daemon, 1 and 64 clients, durability full
+
+let rawFull = try RawSQLite.upsertsPerSecond(count: writes, synchronous: "FULL")
+do {
+    let daemon = try BenchDaemon(prefsd: prefsd)
+    let single = try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes)
+    let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 60)
+    table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 1.0× raw (etcd ~1000/s)")
+    table.add("writes/s, 64 clients, full", concurrent, baseline: ("1 client", single), target: "≥ 10× 1 client")
+    table.add("writes/s, 64 clients, full", concurrent, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 5× raw (group commit)")
+
+    // MARK: Reads: GET over 16 keep-alive connections, daemon CPU per request
+    try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42")
+    let cpuBefore = daemon.cpuSeconds
+    let (gets, getCount) = try Load.getsPerSecond(daemon, connections: 16, requestsPerConnection: quick ? 500 : 3000)
+    let cpuPerGet = (daemon.cpuSeconds - cpuBefore) / Double(getCount) * 1e6
+    table.add("GET/s, 16 connections", gets, baseline: nil, target: "≥ 0.5× redis (~82 000/s here)")
+    table.add("daemon CPU µs per GET", cpuPerGet, baseline: nil, target: "≤ 2× redis's")
+
+    // MARK: Write → watcher event latency
+    let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
+    table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")
+    table.add("write→event p99, ms", latency.p99 * 1000, baseline: nil, target: "≤ 2 ms")
+    daemon.stop()
+}
+
+// MARK: Cost of a write with 0 vs N idle watchers of other keys
+
+do {
+    let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
+    let idleRSS = daemon.residentMiB
+    let without = try Load.microsecondsPerWrite(daemon, count: writes)
+    let watchers = try Load.openIdleWatchers(daemon, count: watcherCount)
+    let with = try Load.microsecondsPerWrite(daemon, count: writes)
+    let watchedRSS = daemon.residentMiB
+    table.add("µs per write, \(watcherCount) watchers of other keys", with, baseline: ("0 watchers", without), target: "≤ 1.1×", lowerIsBetter: true)
+    table.add("prefsd RSS idle, MiB", idleRSS, baseline: nil, target: "≤ 25 MiB")
+    table.add("prefsd RSS, \(watcherCount) watchers, MiB", watchedRSS, baseline: nil, target: "≤ 150 MiB")
+    withExtendedLifetime(watchers) {}
+    daemon.stop()
+}
+
+// MARK: prefsctl get, whole process
+
+do {
+    let daemon = try BenchDaemon(prefsd: prefsd)
+    try daemon.connection().request("PUT", "/v1/prefs/bench.cli", body: "\"value\"")
+    let median = try Load.processMilliseconds(prefsctl, ["--socket", daemon.socketPath, "get", "bench.cli"], runs: quick ? 20 : 100)
+    table.add("prefsctl get, ms per process", median, baseline: nil, target: "≤ dconf read (~3.4 ms here)")
+    daemon.stop()
+}
+
+// MARK: Cold start with 100 000 stored preferences
+
+do {
+    let count = quick ? 20_000 : 100_000
+    let first = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
+    let connection = try first.connection()
+    for batch in 0..<(count / 1000) {
+        let operations = (0..<1000).map { #"{"op":"set","key":"cold.k\#(batch).\#($0)","value":\#($0)}"# }
+        try connection.request("POST", "/v1/prefs:batch", body: #"{"operations":[\#(operations.joined(separator: ","))]}"#)
+    }
+    first.stop(removing: false)
+    let second = try BenchDaemon(prefsd: prefsd, folder: first.folder)
+    table.add("cold start to ready, \(count) prefs, ms", second.startupSeconds * 1000, baseline: nil, target: "≤ 300 ms")
+    second.stop()
+}
+
+table.print()

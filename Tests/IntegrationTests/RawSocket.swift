@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A bare Unix-socket connection that reads only when told to: a watcher that falls behind.
+final class RawSocket {
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8)
+            buffer[path.utf8.count] = 0
+        }
+        // A small receive buffer, so the daemon feels a slow reader quickly.
+        var size: Int32 = 4096
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) {
+        _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Reads until the peer closes (or 10 s pass without data).
+    func readToEnd() -> String {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// `id:`/`event:` pairs from a raw (chunked) text/event-stream answer. Chunk-size lines are
+/// harmless: they hold no field.
+func parseEvents(_ body: String) -> [(id: Int64?, event: String)] {
+    // "\r\n" is one Character in Swift: make every line end a plain "\n" before splitting.
+    body.replacingOccurrences(of: "\r\n", with: "\n").components(separatedBy: "\n\n").compactMap { block in
+        var id: Int64?
+        var event: String?
+        for line in block.split(separator: "\n") {
+            if line.hasPrefix("id: ") { id = Int64(line.dropFirst(4)) }
+            if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+        }
+        return event.map { (id, $0) }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import Testing
+
+/// Watches over the real daemon: precise, ordered, resumable, and never silently lossy.
+@Suite struct WatchTests {
+    /// Collects `count` change events (notices skipped) from a watch.
+    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, count: Int) async throws -> [ChangeEvent] {
+        var collected: [ChangeEvent] = []
+        for try await event in events where !event.kind.isNotice {
+            collected.append(event)
+            if collected.count == count { break }
+        }
+        return collected
+    }
+
+    @Test func aKeyWatcherSeesEveryChangeOfItsKeyInOrderAndNothingElse() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        let watcher = Task { try await Self.collect(client.watch(WatchRequest(keys: ["a.key"], since: 0)), count: 50) }
+        for index in 0..<50 {
+            try await client.set("a.key", to: .integer(Int64(index)))
+            try await client.set("b.key", to: .integer(Int64(index)))
+        }
+        let events = try await watcher.value
+        let expectedValues: [JSONValue?] = (0..<50).map { .integer(Int64($0)) }
+        let expectedRevisions: [Revision] = (0..<50).map { Int64($0) * 2 + 1 }
+        #expect(events.map(\.value) == expectedValues)
+        #expect(events.allSatisfy { $0.key == "a.key" })
+        #expect(events.map(\.revision) == expectedRevisions)
+    }
+
+    @Test func aScopedWatcherIsWokenExactlyWhenTheEffectiveValueChanges() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        try await client.register(schemas: ["ui.theme": PreferenceSchema(type: .string, defaultValue: "light")])
+        let start = try await client.status().revision
+        try await client.set("ui.theme", to: "dark", scope: "/accounts/alice")  // 1: effective dark
+        try await client.set("ui.theme", to: "blue")  // hidden by alice's own value: no event
+        try await client.set("ui.theme", to: "dark", scope: "/accounts")  // hidden: no event
+        try await client.set("ui.other", to: 1, scope: "/accounts/alice")  // another key: no event
+        try await client.reset("ui.theme", scope: "/accounts/alice", recursive: false)  // 2: back to /accounts' dark — same value: no event
+        try await client.reset("ui.theme", scope: "/accounts", recursive: false)  // 3: falls back to / blue
+        try await client.lock("ui.theme", scope: "/")  // pins / blue: same value, no event
+        try await client.unlock("ui.theme", scope: "/")
+        try await client.reset("ui.theme", scope: "/", recursive: false)  // 4: default light
+        let events = try await Self.collect(
+            client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice/threads/1", since: start)), count: 3)
+        #expect(events.map(\.value) == ["dark", "blue", "light"])
+        #expect(events.map(\.source) == [.scope("/accounts/alice"), .scope("/"), .default])
+        #expect(events.allSatisfy { $0.scope == "/accounts/alice/threads/1" })
+
+        // Live, too: only the change at /accounts/alice's chain wakes it.
+        let live = Task {
+            try await Self.collect(
+                client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice", since: try await client.status().revision)),
+                count: 1)
+        }
+        try await client.set("ui.theme", to: "red", scope: "/accounts/bob")
+        try await client.set("ui.theme", to: "green", scope: "/accounts/alice/deeper")
+        try await client.set("ui.theme", to: "gold", scope: "/accounts")
+        let woken = try await live.value
+        #expect(woken.map(\.value) == ["gold"])
+    }
+
+    @Test func tenThousandConcurrentWritesReachResumingWatchersExactlyOnce() async throws {
+        let daemon = try await Daemon(arguments: ["--durability", "normal"])
+        let client = daemon.client
+        let total = 10_000
+        let writers = 8
+
+        // A watcher that reads everything in one go.
+        let complete = Task { try await Self.collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: total) }
+        // One that stops after 3 000 events and resumes from the last revision it saw.
+        let resuming = Task { () -> [ChangeEvent] in
+            var first = try await Self.collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: 3000)
+            let rest = try await Self.collect(
+                client.watch(WatchRequest(prefixes: ["w."], since: first.last!.revision)), count: total - 3000)
+            first += rest
+            return first
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    for index in 0..<(total / writers) {
+                        try await client.set("w.k\(index % 50)", to: .string("\(writer)-\(index)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for events in [try await complete.value, try await resuming.value] {
+            #expect(events.count == total)
+            #expect(events.map(\.revision) == (1...Int64(total)).map { $0 })
+        }
+        // Each writer's own changes arrive in the order it made them.
+        let values = try await complete.value.compactMap { event -> (Int, Int)? in
+            guard case .string(let text)? = event.value else { return nil }
+            let parts = text.split(separator: "-").compactMap { Int($0) }
+            return (parts[0], parts[1])
+        }
+        for writer in 0..<writers {
+            let own = values.filter { $0.0 == writer }.map(\.1)
+            #expect(own == Array(0..<(total / writers)))
+        }
+
+        // After a restart, a watcher resuming from revision 6 000 gets exactly the rest.
+        #expect(daemon.stop() == 0)
+        try await daemon.start()
+        let restarted = daemon.client
+        let afterRestart = try await Self.collect(
+            restarted.watch(WatchRequest(prefixes: ["w."], since: 6000)), count: total - 6000)
+        #expect(afterRestart.map(\.revision) == (6001...Int64(total)).map { $0 })
+        let later = Task { try await Self.collect(restarted.watch(WatchRequest(prefixes: ["w."], since: Int64(total))), count: 1) }
+        try await restarted.set("w.after", to: 1)
+        #expect(try await later.value.map(\.revision) == [Int64(total + 1)])
+    }
+
+    @Test func resumingFromACompactedRevisionIsA410NeverASilentGap() async throws {
+        let daemon = try await Daemon(arguments: ["--retain-changes", "10"])
+        let client = daemon.client
+        for index in 0..<30 { try await client.set("c.key", to: .integer(Int64(index))) }
+
+        let raw = try await daemon.raw("GET", "/v1/watch?key=c.key&since=5")
+        #expect(raw.status == 410)
+        #expect(raw.code == "compacted")
+        let body = try JSONDecoder().decode(ErrorBody.self, from: Data(raw.body.utf8))
+        #expect(body.error.oldestRevision == 21)
+
+        do {
+            _ = try await Self.collect(client.watch(WatchRequest(keys: ["c.key"], since: 5)), count: 1)
+            Issue.record("a compacted resume must fail")
+        } catch let error as PrefsError {
+            #expect(error.code == .compacted)
+            #expect(error.oldestRevision == 21)
+        }
+        // From the oldest kept revision's predecessor, everything is there.
+        let kept = try await Self.collect(client.watch(WatchRequest(keys: ["c.key"], since: 20)), count: 10)
+        #expect(kept.map(\.revision) == Array(21...30))
+
+        let cli = try daemon.prefsctl("watch", "c.key", "--since", "3", "--count", "1")
+        #expect(cli.status == 1)
+        #expect(cli.stderr.contains("compacted"))
+    }
+
+    @Test func aSlowWatcherIsEndedWithOverflowWhileAFastOneKeepsUp() async throws {
+        // The buffer must hold a whole batch: a batch's events are pushed at once.
+        let daemon = try await Daemon(arguments: ["--watch-buffer", "256", "--durability", "normal"])
+        let client = daemon.client
+        let slow = try RawSocket(path: daemon.socketPath)
+        slow.send("GET /v1/watch?prefix=s. HTTP/1.1\r\nHost: prefsd\r\n\r\n")
+        // Let the daemon subscribe it before writing.
+        try await Task.sleep(for: .milliseconds(200))
+        let fast = Task { try await Self.collect(client.watch(WatchRequest(prefixes: ["s."], since: 0)), count: 10_000) }
+        for batch in 0..<100 {
+            let operations = (0..<100).map { PreferenceOperation.set("s.k\($0)", .integer(Int64(batch))) }
+            try await client.apply(PreferenceBatch(operations: operations))
+        }
+        #expect(try await fast.value.count == 10_000)
+
+        let events = parseEvents(slow.readToEnd())
+        let last = try #require(events.last)
+        #expect(last.event == "overflow")
+        #expect(events.count < 10_000)
+        // The overflow carries the revision of the last event delivered before it.
+        let delivered = events.dropLast().last
+        #expect(last.id == delivered?.id)
+        // Resuming from it gets the rest.
+        let resumeFrom = try #require(last.id)
+        let rest = try await Self.collect(
+            client.watch(WatchRequest(prefixes: ["s."], since: resumeFrom)), count: Int(10_000 - resumeFrom))
+        #expect(rest.last?.revision == 10_000)
+    }
+
+    @Test func quietWatchesGetProgressEventsAndLastEventIDResumes() async throws {
+        let daemon = try await Daemon(arguments: ["--progress-interval", "0.2"])
+        let client = daemon.client
+        try await client.set("p.key", to: 1)
+        try await client.set("p.key", to: 2)
+        var iterator = client.watch(WatchRequest(keys: ["nothing.here"])).makeAsyncIterator()
+        let progress = try await iterator.next()
+        #expect(progress?.kind == .progress)
+        #expect(progress?.revision == 2)
+
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send("GET /v1/watch?key=p.key HTTP/1.1\r\nHost: prefsd\r\nLast-Event-ID: 1\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(daemon.stop() == 0)
+        let events = parseEvents(socket.readToEnd())
+        #expect(events.first?.event == "set")
+        #expect(events.first?.id == 2)
+        #expect(events.last?.event == "shutdown")
+    }
+
+    @Test func prefsctlWatchPrintsOneLinePerEventAndStops() async throws {
+        let daemon = try await Daemon()
+        _ = try daemon.prefsctl("set", "cli.key", "1")
+        _ = try daemon.prefsctl("set", "cli.other", "x")
+        _ = try daemon.prefsctl("set", "cli.key", "2", "--scope", "/s")
+        let json = try daemon.prefsctl("--json", "watch", "cli.key", "--since", "0", "--count", "2")
+        #expect(json.status == 0)
+        let lines = json.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        let events = try lines.map { try JSONDecoder().decode(ChangeEvent.self, from: Data($0.utf8)) }
+        #expect(events.map(\.revision) == [1, 3])
+        #expect(events[1].scope == "/s")
+
+        let human = try daemon.prefsctl("watch", "--prefix", "cli.", "--since", "0", "--count", "3")
+        #expect(human.stdout.split(separator: "\n") == ["1  set  cli.key  /  1", "2  set  cli.other  /  x", "3  set  cli.key  /s  2"])
+
+        let timedOut = try daemon.prefsctl("watch", "cli.key", "--timeout", "0.3")
+        #expect(timedOut.status == 0)
+        #expect(timedOut.stdout.isEmpty)
+    }
+}
