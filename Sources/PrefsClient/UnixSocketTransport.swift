@@ -27,12 +27,16 @@ public struct UnixSocketTransport: HTTPTransport {
             try connection.write(Self.encode(request))
             var parser = HTTPResponseParser()
             var body = Data()
-            while !parser.isComplete {
-                guard let bytes = try connection.read() else {
-                    try parser.finish()
-                    break
+            do {
+                while !parser.isComplete {
+                    guard let bytes = try connection.read() else {
+                        try parser.finish()
+                        break
+                    }
+                    body.append(try parser.consume(bytes))
                 }
-                body.append(try parser.consume(bytes))
+            } catch let error as HTTPParseError {
+                throw connection.closedEarly(parser.status == nil, error)
             }
             return HTTPResponseData(status: parser.status ?? 0, body: body)
         }
@@ -47,7 +51,9 @@ public struct UnixSocketTransport: HTTPTransport {
                 var parser = HTTPResponseParser()
                 var early = Data()
                 while parser.status == nil {
-                    guard let bytes = try connection.read() else { throw HTTPParseError.malformed("no answer") }
+                    guard let bytes = try connection.read() else {
+                        throw connection.closedEarly(true, HTTPParseError.malformed("no answer"))
+                    }
                     early.append(try parser.consume(bytes))
                 }
                 return ((parser.status!, early), connection, parser)
@@ -72,6 +78,8 @@ public struct UnixSocketTransport: HTTPTransport {
                         if !data.isEmpty { continuation.yield(data) }
                     }
                     continuation.finish()
+                } catch let error as HTTPParseError {
+                    continuation.finish(throwing: connection.closedEarly(false, error))
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -157,6 +165,19 @@ final class UnixConnection: Sendable {
             if errno == ECONNRESET || errno == EBADF || errno == EINVAL { return nil }
             throw PrefsError(.unavailable, "Reading from prefsd at \(path) failed: \(String(cString: strerror(errno))).")
         }
+    }
+
+    /// The error for an answer cut short: before any answer, most likely the daemon refused us
+    /// (it serves only its own user); midway, the daemon went away.
+    func closedEarly(_ beforeAnswer: Bool, _ error: HTTPParseError) -> PrefsError {
+        if beforeAnswer {
+            return PrefsError(
+                .unavailable,
+                "prefsd at \(path) closed the connection without answering. It accepts connections only from the user "
+                    + "it runs as: run this as that user (or the daemon may have stopped)."
+            )
+        }
+        return PrefsError(.unavailable, "prefsd at \(path) stopped answering midway: \(error)")
     }
 
     /// Unblocks a pending read (the watcher went away).

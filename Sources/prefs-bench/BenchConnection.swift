@@ -48,8 +48,21 @@ final class BenchConnection {
         return try readResponse()
     }
 
+    /// Sends a request and returns its answer's body as text.
+    func requestBody(_ method: String, _ target: String) throws -> String {
+        send(method, target)
+        var body = ""
+        _ = try readResponse(body: &body)
+        return body
+    }
+
     /// Reads one Content-Length-framed answer.
     func readResponse() throws -> Int {
+        var ignored = ""
+        return try readResponse(body: &ignored)
+    }
+
+    private func readResponse(body: inout String) throws -> Int {
         while true {
             if let end = pending.firstRange(of: Data("\r\n\r\n".utf8)) {
                 let head = String(decoding: pending[pending.startIndex..<end.lowerBound], as: UTF8.self)
@@ -60,6 +73,7 @@ final class BenchConnection {
                 }
                 let total = end.upperBound - pending.startIndex + length
                 if pending.count >= total {
+                    body = String(decoding: pending[(end.upperBound)..<(pending.startIndex + total)], as: UTF8.self)
                     pending.removeFirst(total)
                     return status
                 }

@@ -50,7 +50,8 @@ final class BenchDaemon {
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         // After the command name: state is field 3; utime and stime are fields 14 and 15.
         guard fields.count > 13 else { return 0 }
-        return (Double(fields[11]) ?? 0 + 0) / Double(sysconf(Int32(_SC_CLK_TCK))) + (Double(fields[12]) ?? 0) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
     }
 
     func stop(removing: Bool = true) {

@@ -69,13 +69,15 @@ enum Load {
         return (latencies[latencies.count / 2], latencies[latencies.count * 99 / 100])
     }
 
-    /// Mean microseconds per sequential write from one client.
-    static func microsecondsPerWrite(_ daemon: BenchDaemon, count: Int) throws -> Double {
+    /// Mean microseconds per sequential write from one client: wall time, and the daemon's CPU.
+    static func microsecondsPerWrite(_ daemon: BenchDaemon, count: Int) throws -> (wall: Double, cpu: Double) {
         let connection = try daemon.connection()
         for index in 0..<100 { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
+        let cpu = daemon.cpuSeconds
         let start = ContinuousClock.now
         for index in 0..<count { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
-        return (ContinuousClock.now - start).seconds / Double(count) * 1e6
+        let wall = (ContinuousClock.now - start).seconds
+        return (wall / Double(count) * 1e6, (daemon.cpuSeconds - cpu) / Double(count) * 1e6)
     }
 
     /// Opens `count` watch streams on keys nobody writes, and waits until the daemon has them all.
@@ -92,19 +94,37 @@ enum Load {
         return watchers
     }
 
-    /// Median wall milliseconds of running a command to completion.
+    /// Waits until the daemon reports `count` open watches.
+    static func waitForWatchers(_ daemon: BenchDaemon, count: Int) throws {
+        let connection = try daemon.connection()
+        for _ in 0..<5000 {
+            let body = try connection.requestBody("GET", "/v1/status")
+            if body.contains("\"watchers\":\(count),") || body.contains("\"watchers\":\(count)}") { return }
+            usleep(2000)
+        }
+        throw BenchError("the daemon did not reach \(count) watchers")
+    }
+
+    /// Median wall milliseconds of running a command to completion, spawned and reaped with
+    /// posix_spawn/waitpid (Foundation's Process polls for the exit, adding tens of ms).
     static func processMilliseconds(_ executable: URL, _ arguments: [String], runs: Int) throws -> Double {
         var times: [Double] = []
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
         for _ in 0..<runs {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
+            var pid: pid_t = 0
             let start = ContinuousClock.now
-            try process.run()
-            process.waitUntilExit()
+            guard posix_spawn(&pid, executable.path, &actions, nil, argv, environ) == 0 else {
+                throw BenchError("cannot run \(executable.path)")
+            }
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
             times.append((ContinuousClock.now - start).seconds * 1000)
-            guard process.terminationStatus == 0 else { throw BenchError("\(executable.lastPathComponent) failed") }
+            guard status == 0 else { throw BenchError("\(executable.lastPathComponent) failed with \(status)") }
         }
         times.sort()
         return times[times.count / 2]

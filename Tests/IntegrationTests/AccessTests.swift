@@ -1,0 +1,59 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import Testing
+
+/// Who may talk to the daemon, and where it puts its files by default.
+@Suite struct AccessTests {
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aClientOfAnotherUserIsRefusedEvenWhenTheSocketIsOpenToAll() async throws {
+        let daemon = try await Daemon()
+        try await daemon.client.set("secret.key", to: "s3cret")
+        // Loosen the file permissions on purpose: the uid check must still refuse.
+        chmod(daemon.folder.path, 0o755)
+        chmod(daemon.socketPath, 0o666)
+        let prefsctl = Daemon.binaries.appending(path: "prefsctl").path
+        let other = try CommandResult.runTool(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", prefsctl, "--socket", daemon.socketPath, "get", "secret.key"])
+        #expect(other.status == 69)
+        #expect(other.stderr.contains("accepts connections only from the user it runs as"))
+        #expect(!other.stdout.contains("s3cret"))
+        // The owner still gets in.
+        #expect(try daemon.prefsctl("get", "secret.key").output == "s3cret")
+    }
+
+    @Test func defaultPathsFollowXDGAndAreCreatedPrivate() async throws {
+        let root = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let runtime = root.appending(path: "run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = Daemon.binaries.appending(path: "prefsd")
+        process.arguments = ["--log-level", "error"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = root.appending(path: "state").path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["PREFSD_SOCKET"] = nil
+        environment["PREFSD_DB"] = nil
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let socket = runtime.appending(path: "prefsd/prefsd.sock").path
+        let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket))
+        var status: ServiceStatus?
+        for _ in 0..<200 where status == nil {
+            status = try? await client.status()
+            if status == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(status?.database == root.appending(path: "state/prefsd/prefs.sqlite").path)
+        let socketFolder = try FileManager.default.attributesOfItem(atPath: runtime.appending(path: "prefsd").path)
+        #expect((socketFolder[.posixPermissions] as? Int) == 0o700)
+        let stateFolder = try FileManager.default.attributesOfItem(atPath: root.appending(path: "state/prefsd").path)
+        #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
+    }
+}
