@@ -1,3 +1,5 @@
+import Foundation
+
 /// A committed change, or a notice about the watch itself, as watchers receive it.
 ///
 /// Over HTTP it is one Server-Sent Event: `id:` the revision, `event:` the ``kind``, `data:` this
@@ -19,6 +21,20 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
         public static let unlock = Kind(rawValue: "unlock")
         /// A key's schema was registered or replaced.
         public static let schema = Kind(rawValue: "schema")
+        /// A draft was created.
+        public static let draftCreated = Kind(rawValue: "draft.created")
+        /// A draft's fields changed (or its place in a thread).
+        public static let draftUpdated = Kind(rawValue: "draft.updated")
+        /// A draft was deleted, with its attachments.
+        public static let draftDeleted = Kind(rawValue: "draft.deleted")
+        /// An attachment was added to a draft.
+        public static let attachmentAdded = Kind(rawValue: "attachment.added")
+        /// An attachment's alt text or position changed.
+        public static let attachmentUpdated = Kind(rawValue: "attachment.updated")
+        /// An attachment was removed.
+        public static let attachmentRemoved = Kind(rawValue: "attachment.removed")
+        /// A draft's validation changed because a compose preference changed (the draft did not).
+        public static let validation = Kind(rawValue: "validation")
         /// No change: the store's current revision, sent on quiet watches so they can resume cheaply.
         public static let progress = Kind(rawValue: "progress")
         /// The watcher fell too far behind and the watch ends; resume from ``ChangeEvent/revision``.
@@ -42,10 +58,19 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
     public var source: PreferenceSource?
     public var draft: String?
     public var attachment: String?
+    /// For draft events: the draft's account and thread, and its revision after the change.
+    public var account: String?
+    public var thread: String?
+    /// For a draft moved between threads: the thread it left.
+    public var previousThread: String?
+    public var draftRevision: Int64?
+    /// For draft events seen by draft, thread and account watches: the draft's validation.
+    public var valid: Bool?
 
     public init(
         revision: Revision, kind: Kind, key: String? = nil, scope: ScopePath? = nil, value: JSONValue? = nil,
-        source: PreferenceSource? = nil, draft: String? = nil, attachment: String? = nil
+        source: PreferenceSource? = nil, draft: String? = nil, attachment: String? = nil, account: String? = nil,
+        thread: String? = nil, previousThread: String? = nil, draftRevision: Int64? = nil, valid: Bool? = nil
     ) {
         self.revision = revision
         self.kind = kind
@@ -55,7 +80,15 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
         self.source = source
         self.draft = draft
         self.attachment = attachment
+        self.account = account
+        self.thread = thread
+        self.previousThread = previousThread
+        self.draftRevision = draftRevision
+        self.valid = valid
     }
+
+    /// Whether this is a change of a draft or its attachments.
+    public var isDraftChange: Bool { draft != nil }
 }
 
 /// What a watch asks to be told about (`GET /v1/watch?…`, `prefsctl watch`).
@@ -72,16 +105,41 @@ public struct WatchRequest: Sendable, Hashable {
     public var scope: ScopePath?
     /// Replay every matching change after this revision first.
     public var since: Revision?
+    /// One draft: its changes, its attachments', and changes of its validation.
+    public var draft: UUID?
+    /// Every draft of one thread.
+    public var thread: String?
+    /// Every draft of one account.
+    public var account: String?
 
-    public init(keys: [String] = [], prefixes: [String] = [], scope: ScopePath? = nil, since: Revision? = nil) {
+    public init(
+        keys: [String] = [], prefixes: [String] = [], scope: ScopePath? = nil, since: Revision? = nil,
+        draft: UUID? = nil, thread: String? = nil, account: String? = nil
+    ) {
         self.keys = keys
         self.prefixes = prefixes
         self.scope = scope
         self.since = since
+        self.draft = draft
+        self.thread = thread
+        self.account = account
     }
+
+    /// Whether this watch is of drafts (a draft, a thread or an account) rather than preferences.
+    public var watchesDrafts: Bool { draft != nil || thread != nil || account != nil }
 
     /// Whether a change of `key` is one this watch selects (scope aside).
     public func selects(key: String) -> Bool {
-        (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
+        guard !watchesDrafts else { return false }
+        return (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
+    }
+
+    /// Whether a draft event is one this watch selects: of its draft, thread or account.
+    public func selects(_ event: ChangeEvent) -> Bool {
+        guard event.isDraftChange, watchesDrafts else { return false }
+        if let draft, event.draft != draft.uuidString { return false }
+        if let thread, event.thread != thread, event.previousThread != thread { return false }
+        if let account, event.account != account { return false }
+        return true
     }
 }

@@ -81,18 +81,22 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// For `compacted`: the oldest revision the change log still holds.
     public var oldestRevision: Revision?
+    /// For `stale_revision`: the draft as it is now, to rebase the change on.
+    public var currentDraft: Draft?
 
     /// Makes an error with a code and a message.
-    public init(_ code: Code, _ message: String, oldestRevision: Revision? = nil) {
+    public init(_ code: Code, _ message: String, oldestRevision: Revision? = nil, currentDraft: Draft? = nil) {
         self.code = code
         self.message = message
         self.oldestRevision = oldestRevision
+        self.currentDraft = currentDraft
     }
 
     public var description: String { message }
 }
 
-/// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`.
+/// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a
+/// stale revision also `"current"`: the draft as it is now.
 public struct ErrorBody: Codable, Sendable {
     /// The error itself.
     public struct Detail: Codable, Sendable {
@@ -102,10 +106,12 @@ public struct ErrorBody: Codable, Sendable {
     }
 
     public var error: Detail
+    public var current: Draft?
 
     /// Wraps an error for the wire.
     public init(_ error: PrefsError) {
         self.error = Detail(code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision)
+        self.current = error.currentDraft
     }
 
     /// The error back, given the HTTP status it came with (for codes this version does not know).
@@ -113,7 +119,8 @@ public struct ErrorBody: Codable, Sendable {
         PrefsError(
             PrefsError.Code(rawValue: error.code) ?? PrefsError.Code(httpStatus: httpStatus),
             error.message,
-            oldestRevision: error.oldestRevision
+            oldestRevision: error.oldestRevision,
+            currentDraft: current
         )
     }
 }

@@ -1,0 +1,84 @@
+import Foundation
+
+/// A user's unfinished post: text and settings, optionally one of an ordered thread of drafts.
+///
+/// Every change — to the draft or to one of its attachments — increments ``revision``; an
+/// update names the revision it was based on and is refused (`stale_revision`) if the draft has
+/// moved on since.
+public struct Draft: Codable, Sendable, Hashable, Identifiable {
+    /// Who may see the post once published.
+    public enum Visibility: String, Codable, Sendable, Hashable, CaseIterable {
+        case `public`, unlisted, `private`, direct
+    }
+
+    /// A poll attached to the post.
+    public struct Poll: Codable, Sendable, Hashable {
+        /// The choices, in order.
+        public var options: [String]
+        /// How long the poll runs, in seconds.
+        public var expiresIn: Int
+        /// Whether a voter may pick several options.
+        public var multiple: Bool
+
+        public init(options: [String], expiresIn: Int, multiple: Bool = false) {
+            self.options = options
+            self.expiresIn = expiresIn
+            self.multiple = multiple
+        }
+    }
+
+    public var id: UUID
+    /// The account the draft belongs to; a scope segment (`/accounts/<account>`).
+    public var account: String
+    /// The thread the draft is part of, if any.
+    public var thread: String?
+    /// The draft's place in its thread, from 0, dense; nil outside a thread.
+    public var position: Int?
+    /// The post this one replies to.
+    public var replyTo: String?
+    public var text: String
+    public var contentWarning: String?
+    public var visibility: Visibility
+    /// A language tag such as `en` or `pt-BR`.
+    public var language: String?
+    public var sensitive: Bool
+    public var poll: Poll?
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// Starts at 1; increments on every change of the draft or its attachments.
+    public var revision: Int64
+    /// The draft's attachments, by position.
+    public var attachments: [Attachment]
+
+    public init(
+        id: UUID, account: String, thread: String? = nil, position: Int? = nil, replyTo: String? = nil, text: String = "",
+        contentWarning: String? = nil, visibility: Visibility = .public, language: String? = nil, sensitive: Bool = false,
+        poll: Poll? = nil, createdAt: Date, updatedAt: Date, revision: Int64 = 1, attachments: [Attachment] = []
+    ) {
+        self.id = id
+        self.account = account
+        self.thread = thread
+        self.position = position
+        self.replyTo = replyTo
+        self.text = text
+        self.contentWarning = contentWarning
+        self.visibility = visibility
+        self.language = language
+        self.sensitive = sensitive
+        self.poll = poll
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.revision = revision
+        self.attachments = attachments
+    }
+
+    /// The scope the draft's compose preferences resolve at:
+    /// `/accounts/<account>/threads/<thread>`, or `/accounts/<account>` outside a thread.
+    public var scope: ScopePath {
+        get throws {
+            let account = try ScopePath.root.appending("accounts").appending(self.account)
+            guard let thread else { return account }
+            return try account.appending("threads").appending(thread)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// The compose limits a draft is validated against, resolved from preferences at the draft's
+/// scope (see ``Draft/scope``): a value set for the account, or for one thread, applies.
+public struct ComposeRules: Sendable, Hashable {
+    /// `compose.maxCharacters`: text plus content warning, in characters as people count them.
+    public var maxCharacters: Int
+    /// `compose.maxAttachments`.
+    public var maxAttachments: Int
+    /// `compose.requireAltText`: every attachment needs alt text.
+    public var requireAltText: Bool
+
+    /// The preference keys, with their defaults.
+    public static let maxCharactersKey = "compose.maxCharacters"
+    public static let maxAttachmentsKey = "compose.maxAttachments"
+    public static let requireAltTextKey = "compose.requireAltText"
+    /// Every key validation depends on: a change to one may change a draft's validation.
+    public static let keys = [maxCharactersKey, maxAttachmentsKey, requireAltTextKey]
+
+    /// The defaults: 500 characters, 4 attachments, alt text optional.
+    public static let defaults = ComposeRules(maxCharacters: 500, maxAttachments: 4, requireAltText: false)
+
+    public init(maxCharacters: Int, maxAttachments: Int, requireAltText: Bool) {
+        self.maxCharacters = maxCharacters
+        self.maxAttachments = maxAttachments
+        self.requireAltText = requireAltText
+    }
+
+    /// The rules from effective preference values (`value(key)`); a missing or ill-typed value
+    /// keeps the default.
+    public init(resolving value: (String) -> JSONValue?) {
+        var rules = Self.defaults
+        if case .integer(let number)? = value(Self.maxCharactersKey) { rules.maxCharacters = Int(number) }
+        if case .integer(let number)? = value(Self.maxAttachmentsKey) { rules.maxAttachments = Int(number) }
+        if case .bool(let flag)? = value(Self.requireAltTextKey) { rules.requireAltText = flag }
+        self = rules
+    }
+}
+
+/// One reason a draft cannot be published yet.
+public struct ValidationProblem: Codable, Sendable, Hashable {
+    /// Stable, for programs: `too_long`, `too_many_attachments`, `missing_alt_text`,
+    /// `poll_options_count`, `poll_option_length`, `poll_with_attachments`, `mixed_media`, `empty`.
+    public var code: String
+    /// The field at fault, e.g. `text`, `attachments[1].altText`, `poll.options[0]`.
+    public var field: String
+    /// For people.
+    public var message: String
+
+    public init(code: String, field: String, message: String) {
+        self.code = code
+        self.field = field
+        self.message = message
+    }
+}
+
+/// Whether a draft can be published, and if not, why (`GET /v1/drafts/{id}/validation`).
+public struct DraftValidation: Codable, Sendable, Hashable {
+    public var valid: Bool
+    public var problems: [ValidationProblem]
+    /// The draft revision this is the validation of.
+    public var revision: Int64
+
+    public init(problems: [ValidationProblem], revision: Int64) {
+        self.valid = problems.isEmpty
+        self.problems = problems
+        self.revision = revision
+    }
+
+    /// Validates `draft` (with its attachments) against `rules`.
+    public init(of draft: Draft, rules: ComposeRules) {
+        var problems: [ValidationProblem] = []
+        func problem(_ code: String, _ field: String, _ message: String) {
+            problems.append(ValidationProblem(code: code, field: field, message: message))
+        }
+        // Characters as people count them: grapheme clusters, so "é" or "👍🏽" is one.
+        let characters = draft.text.count + (draft.contentWarning?.count ?? 0)
+        if characters > rules.maxCharacters {
+            problem(
+                "too_long", "text",
+                "The text and content warning have \(characters) characters; the limit is \(rules.maxCharacters).")
+        }
+        if draft.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && draft.attachments.isEmpty && draft.poll == nil {
+            problem("empty", "text", "The draft has no text, attachment or poll.")
+        }
+        if draft.attachments.count > rules.maxAttachments {
+            problem(
+                "too_many_attachments", "attachments",
+                "The draft has \(draft.attachments.count) attachments; the limit is \(rules.maxAttachments).")
+        }
+        if rules.requireAltText {
+            for (index, attachment) in draft.attachments.enumerated()
+            where attachment.altText?.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ?? true {
+                problem("missing_alt_text", "attachments[\(index)].altText", "'\(attachment.filename)' needs alt text.")
+            }
+        }
+        let kinds = Set(draft.attachments.map(\.kind))
+        if kinds.contains(.video), !kinds.isDisjoint(with: [.image, .gif, .drawing]) {
+            problem("mixed_media", "attachments", "A video cannot be posted together with images.")
+        }
+        if let poll = draft.poll {
+            if !(2...4).contains(poll.options.count) {
+                problem("poll_options_count", "poll.options", "A poll has 2 to 4 options, not \(poll.options.count).")
+            }
+            for (index, option) in poll.options.enumerated() where !(1...50).contains(option.count) {
+                problem("poll_option_length", "poll.options[\(index)]", "A poll option has 1 to 50 characters, not \(option.count).")
+            }
+            if !draft.attachments.isEmpty {
+                problem("poll_with_attachments", "poll", "A post cannot have both a poll and attachments.")
+            }
+        }
+        self.init(problems: problems, revision: draft.revision)
+    }
+}
