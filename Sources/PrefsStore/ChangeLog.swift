@@ -23,12 +23,15 @@ enum ChangeLog {
         let event = change.event
         try db.execute(
             sql: """
-                INSERT INTO change (revision, kind, key, scope, value, old_value, draft, attachment, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO change (
+                    revision, kind, key, scope, value, old_value, draft, attachment,
+                    account, thread, previous_thread, draft_revision, valid, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 event.revision, event.kind.rawValue, event.key, event.scope?.path, event.value?.canonicalText,
-                change.oldValue, event.draft, event.attachment, time,
+                change.oldValue, event.draft, event.attachment, event.account, event.thread, event.previousThread,
+                event.draftRevision, event.valid, time,
             ]
         )
     }
@@ -50,7 +53,9 @@ enum ChangeLog {
         try Row.fetchAll(
             db,
             sql: """
-                SELECT revision, kind, key, scope, value, old_value, draft, attachment FROM change
+                SELECT revision, kind, key, scope, value, old_value, draft, attachment,
+                       account, thread, previous_thread, draft_revision, valid
+                FROM change
                 WHERE revision > ? AND revision <= ? ORDER BY revision LIMIT ?
                 """,
             arguments: [revision, through, limit]
@@ -60,7 +65,8 @@ enum ChangeLog {
                     revision: row[0], kind: ChangeEvent.Kind(rawValue: row[1]), key: row[2],
                     scope: try (row[3] as String?).map { try ScopePath($0) },
                     value: try (row[4] as String?).map { try JSONValue(parsing: $0) },
-                    draft: row[6], attachment: row[7]
+                    draft: row[6], attachment: row[7], account: row[8], thread: row[9], previousThread: row[10],
+                    draftRevision: row[11], valid: row[12]
                 ),
                 oldValue: row[5]
             )

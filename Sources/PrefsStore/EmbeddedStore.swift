@@ -70,13 +70,14 @@ public final class EmbeddedStore: PrefsService {
         let hub = WatchHub(revision: bounds.current)
         let retain = configuration.retainChanges
         let rules = configuration.rules
+        let overrides = configuration.overrides
         self.cache = cache
         self.hub = hub
         writer = GroupCommitWriter(
             pool: pool,
             hooks: .init(
                 makeContext: { db in
-                    WriteContext(db: db, cache: cache, rules: rules, time: Date().timeIntervalSince1970)
+                    WriteContext(db: db, cache: cache, rules: rules, overrides: overrides, time: Date().timeIntervalSince1970)
                 },
                 finishTransaction: { context in
                     context.oldestRevision = try ChangeLog.finish(context.db, revision: context.revision, retain: retain)

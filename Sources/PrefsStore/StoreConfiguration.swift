@@ -22,6 +22,8 @@ public struct StoreConfiguration: Sendable {
     public var retainChanges: Int = 100_000
     /// How many undelivered events a watcher may have queued before its watch ends with `overflow`.
     public var watchBufferLimit: Int = 10_000
+    /// The largest attachment accepted, in bytes (`--max-attachment-bytes`); 100 MiB by default.
+    public var maximumAttachmentBytes: Int64 = 100 * 1024 * 1024
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
 

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import PrefsKit
 
@@ -21,6 +22,9 @@ final class WatchHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         var byKey: [String: Set<Int>] = [:]
         var byPrefix: [String: Set<Int>] = [:]
+        var byDraft: [String: Set<Int>] = [:]
+        var byThread: [String: Set<Int>] = [:]
+        var byAccount: [String: Set<Int>] = [:]
         var prefixLengths: [Int: Int] = [:]  // prefix length in UTF-8 bytes → how many prefixes have it
         var everything: Set<Int> = []
         var nextID = 0
@@ -48,7 +52,13 @@ final class WatchHub: Sendable {
             state.nextID += 1
             state.subscribers[id] = Subscriber(
                 request: request, channel: channel, overrides: overrides, held: replaying ? [] : nil)
-            if request.keys.isEmpty && request.prefixes.isEmpty {
+            if let draft = request.draft {
+                state.byDraft[draft.uuidString, default: []].insert(id)
+            } else if let thread = request.thread {
+                state.byThread[thread, default: []].insert(id)
+            } else if let account = request.account {
+                state.byAccount[account, default: []].insert(id)
+            } else if request.keys.isEmpty && request.prefixes.isEmpty {
                 state.everything.insert(id)
             }
             for key in request.keys { state.byKey[key, default: []].insert(id) }
@@ -75,13 +85,13 @@ final class WatchHub: Sendable {
         state.withLock { state in
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return }
             state.everything.remove(id)
-            for key in subscriber.request.keys {
-                state.byKey[key]?.remove(id)
-                if state.byKey[key]?.isEmpty == true { state.byKey[key] = nil }
-            }
-            for prefix in subscriber.request.prefixes {
-                state.byPrefix[prefix]?.remove(id)
-                if state.byPrefix[prefix]?.isEmpty == true { state.byPrefix[prefix] = nil }
+            let request = subscriber.request
+            Self.remove(id, from: &state.byDraft, at: request.draft?.uuidString)
+            Self.remove(id, from: &state.byThread, at: request.thread)
+            Self.remove(id, from: &state.byAccount, at: request.account)
+            for key in request.keys { Self.remove(id, from: &state.byKey, at: key) }
+            for prefix in request.prefixes {
+                Self.remove(id, from: &state.byPrefix, at: prefix)
                 let length = prefix.utf8.count
                 state.prefixLengths[length]! -= 1
                 if state.prefixLengths[length] == 0 { state.prefixLengths[length] = nil }
@@ -95,8 +105,7 @@ final class WatchHub: Sendable {
         state.withLock { state in
             state.revision = revision
             for change in changes {
-                guard let key = change.event.key else { continue }
-                for id in Self.selecting(key: key, in: state) {
+                for id in Self.selecting(change.event, in: state) {
                     guard var subscriber = state.subscribers[id] else { continue }
                     if subscriber.held != nil {
                         subscriber.held!.append(change)
@@ -130,8 +139,23 @@ final class WatchHub: Sendable {
         for channel in channels { channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .shutdown)) }
     }
 
-    /// The ids of the watches that select changes of `key`.
-    private static func selecting(key: String, in state: borrowing State) -> Set<Int> {
+    private static func remove(_ id: Int, from index: inout [String: Set<Int>], at name: String?) {
+        guard let name else { return }
+        index[name]?.remove(id)
+        if index[name]?.isEmpty == true { index[name] = nil }
+    }
+
+    /// The ids of the watches that may select `event` (``WatchFilter`` decides).
+    private static func selecting(_ event: ChangeEvent, in state: borrowing State) -> Set<Int> {
+        if let draft = event.draft {
+            var ids = state.byDraft[draft] ?? []
+            for thread in [event.thread, event.previousThread].compactMap({ $0 }) {
+                ids.formUnion(state.byThread[thread] ?? [])
+            }
+            if let account = event.account { ids.formUnion(state.byAccount[account] ?? []) }
+            return ids
+        }
+        guard let key = event.key else { return [] }
         var ids = state.everything
         if let exact = state.byKey[key] { ids.formUnion(exact) }
         if !state.prefixLengths.isEmpty {
@@ -157,6 +181,7 @@ final class WatchHub: Sendable {
 /// value at its scope, only if that value changed.
 enum WatchFilter {
     static func event(for change: CommittedChange, request: WatchRequest, overrides: [String: JSONValue]) -> ChangeEvent? {
+        if change.event.isDraftChange { return request.selects(change.event) ? change.event : nil }
         guard let key = change.event.key, request.selects(key: key) else { return nil }
         guard let scope = request.scope else { return change.event }
         let override = overrides[key]

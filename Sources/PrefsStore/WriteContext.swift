@@ -18,6 +18,8 @@ final class WriteContext {
     let db: Database
     /// The write rules (limits, strictness).
     let rules: PreferenceWriteRules
+    /// The daemon's volatile overrides (they take part in resolving compose rules).
+    let overrides: [String: JSONValue]
     /// Commit time, seconds since 1970.
     let time: Double
 
@@ -31,10 +33,11 @@ final class WriteContext {
     /// The changes made so far, in revision order.
     private(set) var changes: [CommittedChange] = []
 
-    init(db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, time: Double) {
+    init(db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, overrides: [String: JSONValue], time: Double) {
         self.db = db
         self.cache = cache
         self.rules = rules
+        self.overrides = overrides
         self.time = time
         (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
     }
@@ -52,20 +55,33 @@ final class WriteContext {
         return keys
     }
 
-    /// Records one change: gives it the next revision, appends it to the change log and applies
-    /// `update` to the key's state.
+    /// Records one preference change: gives it the next revision, appends it to the change log,
+    /// applies `update` to the key's state, and re-validates the drafts a compose key governs.
     @discardableResult
     func record(
         _ kind: ChangeEvent.Kind, key: String, scope: ScopePath?, value: JSONValue? = nil, oldValue: String? = nil,
         update: (inout KeyState, Revision) -> Void
     ) throws -> Revision {
-        revision += 1
-        let event = ChangeEvent(revision: revision, kind: kind, key: key, scope: scope, value: value)
-        try ChangeLog.append(db, LoggedChange(event: event, oldValue: oldValue), at: time)
         let before = state(of: key)
         var after = before ?? KeyState()
-        update(&after, revision)
+        update(&after, revision + 1)
+        let revision = try recordEvent(
+            ChangeEvent(revision: 0, kind: kind, key: key, scope: scope, value: value), oldValue: oldValue,
+            before: before, after: after)
         touched[key] = after
+        try revalidateDrafts(afterChangeOf: key, at: scope, before: before)
+        return revision
+    }
+
+    /// Gives `event` the next revision, appends it to the change log and to this batch's changes.
+    @discardableResult
+    func recordEvent(_ event: ChangeEvent, oldValue: String? = nil, before: KeyState? = nil, after: KeyState? = nil)
+        throws -> Revision
+    {
+        revision += 1
+        var event = event
+        event.revision = revision
+        try ChangeLog.append(db, LoggedChange(event: event, oldValue: oldValue), at: time)
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
     }

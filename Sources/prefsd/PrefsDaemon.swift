@@ -50,6 +50,9 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "The largest preference value accepted, in bytes of JSON.")
     var maxValueBytes = 64 * 1024
 
+    @Option(help: "The largest attachment accepted, in bytes (default 100 MiB).")
+    var maxAttachmentBytes: Int64 = 100 * 1024 * 1024
+
     @Option(help: "How many undelivered events a watcher may fall behind before its watch ends with `overflow`.")
     var watchBuffer = 10_000
 
@@ -62,6 +65,7 @@ struct PrefsDaemon: AsyncParsableCommand {
     mutating func validate() throws {
         guard retainChanges >= 1 else { throw ValidationError("--retain-changes must be at least 1.") }
         guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
+        guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
         guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
     }
@@ -122,6 +126,7 @@ struct PrefsDaemon: AsyncParsableCommand {
         configuration.rules = PreferenceWriteRules(maximumValueBytes: maxValueBytes, strict: strict)
         configuration.retainChanges = retainChanges
         configuration.watchBufferLimit = watchBuffer
+        configuration.maximumAttachmentBytes = maxAttachmentBytes
         configuration.progressInterval = .milliseconds(Int(progressInterval * 1000))
         for assignment in overrides {
             guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {

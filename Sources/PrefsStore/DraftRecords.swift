@@ -1,0 +1,190 @@
+import Foundation
+import GRDB
+import PrefsKit
+
+/// The SQL for drafts and attachments. Called inside the writer's transaction for changes, and
+/// from read connections for queries.
+enum DraftRecords {
+    private static let draftColumns = """
+        id, account, thread, position, reply_to, text, content_warning, visibility, language, sensitive, poll,
+        created_at, updated_at, revision
+        """
+    private static let attachmentColumns = """
+        id, draft, position, kind, mime_type, filename, byte_size, sha256, alt_text, width, height
+        """
+
+    /// One draft with its attachments.
+    static func fetch(_ db: Database, id: UUID) throws -> Draft? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(draftColumns) FROM draft WHERE id = ?", arguments: [id.uuidString])
+        else { return nil }
+        return try draft(row, attachments: attachments(db, of: id))
+    }
+
+    /// Drafts matching an account and/or thread, by account, thread, position, creation.
+    static func fetchAll(_ db: Database, account: String?, thread: String?) throws -> [Draft] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let account {
+            conditions.append("account = ?")
+            arguments += [account]
+        }
+        if let thread {
+            conditions.append("thread = ?")
+            arguments += [thread]
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        return try fetchDrafts(
+            db, sql: "SELECT \(draftColumns) FROM draft \(filter) ORDER BY account, thread, position, created_at, id",
+            arguments: arguments)
+    }
+
+    /// The drafts whose compose scope lies within `scope`: those a compose preference set there governs.
+    static func fetchAll(_ db: Database, within scope: ScopePath) throws -> [Draft] {
+        let segments = scope.path.split(separator: "/").map(String.init)
+        switch segments.count {
+        case 0:
+            return try fetchAll(db, account: nil, thread: nil)
+        case 1 where segments[0] == "accounts":
+            return try fetchAll(db, account: nil, thread: nil)
+        case 2 where segments[0] == "accounts":
+            return try fetchAll(db, account: segments[1], thread: nil)
+        case 3 where segments[0] == "accounts" && segments[2] == "threads":
+            return try fetchAll(db, account: segments[1], thread: nil).filter { $0.thread != nil }
+        case 4 where segments[0] == "accounts" && segments[2] == "threads":
+            return try fetchAll(db, account: segments[1], thread: segments[3])
+        default:
+            return []
+        }
+    }
+
+    private static func fetchDrafts(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Draft] {
+        try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            try draft(row, attachments: attachments(db, of: UUID(uuidString: row["id"])!))
+        }
+    }
+
+    static func attachments(_ db: Database, of draft: UUID) throws -> [Attachment] {
+        try Row.fetchAll(
+            db, sql: "SELECT \(attachmentColumns) FROM attachment WHERE draft = ? ORDER BY position",
+            arguments: [draft.uuidString]
+        ).map(attachment)
+    }
+
+    static func insert(_ db: Database, _ draft: Draft) throws {
+        try db.execute(
+            sql: "INSERT INTO draft (\(draftColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            arguments: arguments(of: draft))
+    }
+
+    static func update(_ db: Database, _ draft: Draft) throws {
+        var values = arguments(of: draft)
+        values += [draft.id.uuidString]
+        try db.execute(
+            sql: """
+                UPDATE draft SET id = ?, account = ?, thread = ?, position = ?, reply_to = ?, text = ?,
+                    content_warning = ?, visibility = ?, language = ?, sensitive = ?, poll = ?, created_at = ?,
+                    updated_at = ?, revision = ?
+                WHERE id = ?
+                """,
+            arguments: values)
+    }
+
+    /// Deletes a draft (its attachments go with it) and frees bytes nothing else uses.
+    static func delete(_ db: Database, _ draft: Draft) throws {
+        try db.execute(sql: "DELETE FROM draft WHERE id = ?", arguments: [draft.id.uuidString])
+        for sha256 in Set(draft.attachments.map(\.sha256)) { try freeBlobIfUnused(db, sha256: sha256) }
+    }
+
+    static func insert(_ db: Database, _ attachment: Attachment) throws {
+        try db.execute(
+            sql: "INSERT INTO attachment (\(attachmentColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            arguments: [
+                attachment.id.uuidString, attachment.draft.uuidString, attachment.position, attachment.kind.rawValue,
+                attachment.mimeType, attachment.filename, attachment.byteSize, attachment.sha256, attachment.altText,
+                attachment.width, attachment.height,
+            ])
+    }
+
+    static func update(_ db: Database, _ attachment: Attachment) throws {
+        try db.execute(
+            sql: "UPDATE attachment SET position = ?, alt_text = ? WHERE id = ?",
+            arguments: [attachment.position, attachment.altText, attachment.id.uuidString])
+    }
+
+    static func delete(_ db: Database, _ attachment: Attachment) throws {
+        try db.execute(sql: "DELETE FROM attachment WHERE id = ?", arguments: [attachment.id.uuidString])
+        try freeBlobIfUnused(db, sha256: attachment.sha256)
+    }
+
+    // MARK: - Blobs
+
+    /// The size of each stored chunk of a blob.
+    static let chunkSize = 256 * 1024
+
+    static func blobExists(_ db: Database, sha256: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blob WHERE sha256 = ?)", arguments: [sha256]) ?? false
+    }
+
+    /// Stores a blob from a file, one chunk at a time, never holding the whole file.
+    static func insertBlob(_ db: Database, sha256: String, byteSize: Int64, from file: URL) throws {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let chunkCount = Int((byteSize + Int64(chunkSize) - 1) / Int64(chunkSize))
+        try db.execute(
+            sql: "INSERT INTO blob (sha256, byte_size, chunk_count) VALUES (?, ?, ?)",
+            arguments: [sha256, byteSize, chunkCount])
+        let insert = try db.cachedStatement(sql: "INSERT INTO blob_chunk (sha256, number, data) VALUES (?, ?, ?)")
+        for number in 0..<chunkCount {
+            let data = try handle.read(upToCount: chunkSize) ?? Data()
+            try insert.execute(arguments: [sha256, number, data])
+        }
+    }
+
+    /// The number of chunks of a blob.
+    static func chunkCount(_ db: Database, sha256: String) throws -> Int? {
+        try Int.fetchOne(db, sql: "SELECT chunk_count FROM blob WHERE sha256 = ?", arguments: [sha256])
+    }
+
+    /// One chunk of a blob.
+    static func chunk(_ db: Database, sha256: String, number: Int) throws -> Data? {
+        try Data.fetchOne(
+            db, sql: "SELECT data FROM blob_chunk WHERE sha256 = ? AND number = ?", arguments: [sha256, number])
+    }
+
+    private static func freeBlobIfUnused(_ db: Database, sha256: String) throws {
+        try db.execute(
+            sql: "DELETE FROM blob WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = ?)",
+            arguments: [sha256, sha256])
+    }
+
+    // MARK: - Rows
+
+    private static func arguments(of draft: Draft) -> StatementArguments {
+        [
+            draft.id.uuidString, draft.account, draft.thread, draft.position, draft.replyTo, draft.text,
+            draft.contentWarning, draft.visibility.rawValue, draft.language, draft.sensitive,
+            draft.poll.map { String(decoding: (try? JSONEncoder().encode($0)) ?? Data(), as: UTF8.self) },
+            draft.createdAt.timeIntervalSince1970, draft.updatedAt.timeIntervalSince1970, draft.revision,
+        ]
+    }
+
+    private static func draft(_ row: Row, attachments: [Attachment]) throws -> Draft {
+        Draft(
+            id: UUID(uuidString: row["id"])!, account: row["account"], thread: row["thread"], position: row["position"],
+            replyTo: row["reply_to"], text: row["text"], contentWarning: row["content_warning"],
+            visibility: Draft.Visibility(rawValue: row["visibility"]) ?? .public, language: row["language"],
+            sensitive: row["sensitive"],
+            poll: try (row["poll"] as String?).map { try JSONDecoder().decode(Draft.Poll.self, from: Data($0.utf8)) },
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]), revision: row["revision"],
+            attachments: attachments)
+    }
+
+    private static func attachment(_ row: Row) -> Attachment {
+        Attachment(
+            id: UUID(uuidString: row["id"])!, draft: UUID(uuidString: row["draft"])!, position: row["position"],
+            kind: Attachment.Kind(rawValue: row["kind"]) ?? .file, mimeType: row["mime_type"], filename: row["filename"],
+            byteSize: row["byte_size"], sha256: row["sha256"], altText: row["alt_text"], width: row["width"],
+            height: row["height"])
+    }
+}

@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+import GRDB
+import PrefsKit
+
+extension EmbeddedStore: DraftsService {
+    public func drafts(account: String?, thread: String?) async throws -> [Draft] {
+        try await pool.read { db in try DraftRecords.fetchAll(db, account: account, thread: thread) }
+    }
+
+    public func draft(_ id: UUID) async throws -> Draft {
+        guard let draft = try await pool.read({ db in try DraftRecords.fetch(db, id: id) }) else {
+            throw PrefsError(.notFound, "There is no draft \(id.uuidString).")
+        }
+        return draft
+    }
+
+    public func createDraft(_ input: DraftInput) async throws -> Draft {
+        try await write { context in try context.createDraft(input) }
+    }
+
+    public func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) async throws -> Draft {
+        try await write { context in try context.updateDraft(id, patch, ifRevision: ifRevision) }
+    }
+
+    @discardableResult
+    public func deleteDraft(_ id: UUID, ifRevision: Int64?) async throws -> WriteResult {
+        try await write { context in
+            try context.deleteDraft(id, ifRevision: ifRevision)
+            return WriteResult(revision: context.revision)
+        }
+    }
+
+    public func validation(of id: UUID) async throws -> DraftValidation {
+        let draft = try await draft(id)
+        let scope = try draft.scope
+        let rules = ComposeRules { key in
+            let resolved = resolveNow(key, scope: scope)
+            return resolved.isSet ? resolved.value : nil
+        }
+        return DraftValidation(of: draft, rules: rules)
+    }
+
+    public func thread(_ id: String) async throws -> [Draft] {
+        let drafts = try await drafts(account: nil, thread: id)
+        guard !drafts.isEmpty else { throw PrefsError(.notFound, "There is no thread '\(id)'.") }
+        return drafts
+    }
+
+    public func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
+    ) async throws -> AttachmentResult {
+        _ = try await self.draft(draft)  // before reading any bytes: an unknown draft is refused at once
+        let staged = try await stage(bytes)
+        defer { try? FileManager.default.removeItem(at: staged.file) }
+        return try await write { context in
+            try context.addAttachment(
+                to: draft, upload, sha256: staged.sha256, byteSize: staged.byteSize, file: staged.file,
+                ifRevision: ifRevision)
+        }
+    }
+
+    public func updateAttachment(_ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?)
+        async throws -> AttachmentResult
+    {
+        try await write { context in try context.updateAttachment(attachment, of: draft, patch, ifRevision: ifRevision) }
+    }
+
+    public func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?) async throws -> Draft {
+        try await write { context in try context.removeAttachment(attachment, of: draft, ifRevision: ifRevision) }
+    }
+
+    public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
+        let found = try await self.draft(draft).attachments.first { $0.id == attachment }
+        guard let found else {
+            throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
+        }
+        let pool = pool
+        let chunkCount = try await pool.read { db in try DraftRecords.chunkCount(db, sha256: found.sha256) } ?? 0
+        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
+            let task = Task {
+                do {
+                    for number in 0..<chunkCount {
+                        try Task.checkCancellation()
+                        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: found.sha256, number: number) }) else {
+                            throw PrefsError(.notFound, "The attachment \(attachment.uuidString) was removed while it was read.")
+                        }
+                        continuation.yield(chunk)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return AttachmentDownload(attachment: found, bytes: bytes)
+    }
+
+    /// An upload written to a file beside the database, hashed and measured on the way: nothing
+    /// reaches the database until it is complete and within the limit, and an upload that fails
+    /// or is abandoned leaves nothing behind.
+    private func stage(_ bytes: AsyncThrowingStream<Data, any Error>) async throws -> (file: URL, sha256: String, byteSize: Int64) {
+        let folder = URL(fileURLWithPath: path + ".uploads")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = folder.appending(path: UUID().uuidString)
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw PrefsError(.storageFull, "Cannot create an upload file in \(folder.path).")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            var hasher = SHA256()
+            var byteSize: Int64 = 0
+            let limit = configuration.maximumAttachmentBytes
+            for try await chunk in bytes {
+                byteSize += Int64(chunk.count)
+                guard byteSize <= limit else {
+                    throw PrefsError(.tooLarge, "The attachment is over the limit of \(limit) bytes; nothing was kept.")
+                }
+                hasher.update(data: chunk)
+                try handle.write(contentsOf: chunk)
+            }
+            let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            return (file, sha256, byteSize)
+        } catch {
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
+    }
+}
