@@ -65,9 +65,11 @@ extension Response {
 
 /// The JSON coders the server uses.
 enum JSONCoding {
+    /// Sorted keys; dates (a draft's `createdAt`, `updatedAt`) as ISO 8601.
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
 

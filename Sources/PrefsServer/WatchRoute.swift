@@ -60,7 +60,10 @@ struct WatchRoute<Context: RequestContext>: Sendable {
             keys: keys,
             prefixes: query.getAll("prefix").map { String($0) },
             scope: try query.get("scope").map { try ScopePath($0) },
-            since: since
+            since: since,
+            draft: try request.uuid("draft"),
+            thread: query.get("thread"),
+            account: query.get("account")
         )
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import PrefsKit
+import Testing
+
+@Suite("Batch operations")
+struct PreferenceOperationTests {
+    @Test("Decodes the wire form; scope defaults to the root")
+    func decodes() throws {
+        let batch = try JSONDecoder().decode(
+            PreferenceBatch.self,
+            from: Data(
+                #"{"operations": [{"op": "set", "key": "a.b", "value": {"x": 1}}, {"op": "reset", "key": "c", "scope": "/u", "recursive": true}]}"#
+                    .utf8))
+        #expect(batch.operations == [.set("a.b", ["x": 1]), .reset("c", scope: "/u", recursive: true)])
+        #expect(batch.operations[0].scope == .root)
+    }
+
+    @Test("Unknown ops and bad scopes are refused")
+    func refused() {
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode(PreferenceOperation.self, from: Data(#"{"op": "delete", "key": "a"}"#.utf8))
+        }
+        #expect(throws: PrefsError.self) {
+            try JSONDecoder().decode(PreferenceOperation.self, from: Data(#"{"op": "set", "key": "a", "scope": "x", "value": 1}"#.utf8))
+        }
+    }
+
+    @Test("Factory methods")
+    func factories() {
+        let set = PreferenceOperation.set("k", 1, scope: "/a")
+        #expect(set.op == .set)
+        #expect(set.value == 1)
+        #expect(set.scope == "/a")
+        #expect(PreferenceOperation.reset("k").recursive == nil)
+        #expect(PreferenceOperation.reset("k", recursive: true).recursive == true)
+        #expect(PreferenceOperation.reset("k").value == nil)
+    }
+
+    @Test("Encode then decode gives the same batch")
+    func roundTrip() throws {
+        let batch = PreferenceBatch(operations: [.set("a", [1, 2], scope: "/x"), .reset("b", scope: "/y", recursive: true), .reset("c")])
+        let data = try JSONEncoder().encode(batch)
+        #expect(try JSONDecoder().decode(PreferenceBatch.self, from: data) == batch)
+    }
+}
