@@ -105,7 +105,11 @@ let package = Package(
         ),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
-        .testTarget(name: "PrefsStoreTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PrefsStoreTests",
+            dependencies: ["PrefsKit", "PrefsStore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["PrefsKit", "PrefsClient", "PrefsStore"],
