@@ -41,6 +41,35 @@ final class BenchConnection {
         _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Sends raw bytes.
+    func write(_ data: Data) {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let sent = Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                if sent <= 0 { return }
+                offset += sent
+            }
+        }
+    }
+
+    /// Reads an answer's head, then counts (and drops) its `Content-Length` body; returns the bytes read.
+    func readAndDiscardBody() throws -> Int {
+        while pending.firstRange(of: Data("\r\n\r\n".utf8)) == nil { try fill() }
+        let end = pending.firstRange(of: Data("\r\n\r\n".utf8))!
+        let head = String(decoding: pending[pending.startIndex..<end.lowerBound], as: UTF8.self)
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        var received = pending.count - (end.upperBound - pending.startIndex)
+        pending.removeAll()
+        while received < length {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { throw BenchError("the download ended early") }
+            received += count
+        }
+        return received
+    }
+
     /// Sends a request and reads its answer; returns the status.
     @discardableResult
     func request(_ method: String, _ target: String, body: String? = nil) throws -> Int {
@@ -49,8 +78,13 @@ final class BenchConnection {
     }
 
     /// Sends a request and returns its answer's body as text.
-    func requestBody(_ method: String, _ target: String) throws -> String {
-        send(method, target)
+    func requestBody(_ method: String, _ target: String, body: String? = nil) throws -> String {
+        send(method, target, body: body)
+        return try requestBodyOfPending()
+    }
+
+    /// Reads the answer to a request already sent, and returns its body as text.
+    func requestBodyOfPending() throws -> String {
         var body = ""
         _ = try readResponse(body: &body)
         return body

@@ -38,9 +38,14 @@ final class BenchDaemon {
     }
 
     /// Resident memory, in MiB.
-    var residentMiB: Double {
+    var residentMiB: Double { statusMiB("VmRSS:") }
+
+    /// The most resident memory the daemon has had, in MiB.
+    var peakResidentMiB: Double { statusMiB("VmHWM:") }
+
+    private func statusMiB(_ field: String) -> Double {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
         return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
     }
 

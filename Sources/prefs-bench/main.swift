@@ -101,4 +101,36 @@ if section("coldstart") {
     second.stop()
 }
 
+// MARK: 50 MiB attachment upload and download, with the daemon's peak memory
+
+if section("attachments") {
+    let daemon = try BenchDaemon(prefsd: prefsd)
+    let connection = try daemon.connection()
+    let created = try connection.requestBody("POST", "/v1/drafts", body: #"{"account": "bench"}"#)
+    guard let id = created.split(separator: "\"").drop(while: { $0 != "id" }).dropFirst(2).first else {
+        throw BenchError("cannot create a draft: \(created)")
+    }
+    let size = 50 * 1024 * 1024
+    let chunk = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let rssBefore = daemon.residentMiB
+    let uploadStart = ContinuousClock.now
+    connection.write(Data("POST /v1/drafts/\(id)/attachments?filename=bench.bin HTTP/1.1\r\nHost: prefsd\r\nContent-Length: \(size)\r\n\r\n".utf8))
+    for _ in 0..<(size / chunk.count) { connection.write(chunk) }
+    let answer = try connection.requestBodyOfPending()
+    let uploadSeconds = (ContinuousClock.now - uploadStart).seconds
+    guard let attachment = answer.components(separatedBy: "\"id\":\"").dropFirst().first?.prefix(36) else {
+        throw BenchError("the upload failed: \(answer.prefix(300))")
+    }
+    let downloadStart = ContinuousClock.now
+    connection.send("GET", "/v1/drafts/\(id)/attachments/\(attachment)/data")
+    let downloaded = try connection.readAndDiscardBody()
+    let downloadSeconds = (ContinuousClock.now - downloadStart).seconds
+    guard downloaded == size else { throw BenchError("downloaded \(downloaded) of \(size) bytes") }
+    let megabytes = Double(size) / 1_000_000
+    table.add("upload 50 MiB, MB/s", megabytes / uploadSeconds, baseline: nil, target: "≥ 200 MB/s")
+    table.add("download 50 MiB, MB/s", megabytes / downloadSeconds, baseline: nil, target: "≥ 200 MB/s")
+    table.add("prefsd peak RSS during both, MiB", daemon.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
+    daemon.stop()
+}
+
 table.print()
