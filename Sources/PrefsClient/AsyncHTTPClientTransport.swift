@@ -20,9 +20,16 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
-        let response = try await execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: maximumBodyBytes)
-        return HTTPResponseData(status: Int(response.status.code), body: Data(body.readableBytesView))
+        try await collect(try await execute(request, timeout: .seconds(60)))
+    }
+
+    public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
+        -> HTTPResponseData
+    {
+        let buffers = body.map { ByteBuffer(bytes: $0) }
+        let streamed = HTTPClientRequest.Body.stream(buffers, length: length.map { .known($0) } ?? .unknown)
+        // An upload goes at its source's pace: the deadline only stops a daemon that hangs.
+        return try await collect(try await execute(request, streamedBody: streamed, timeout: .minutes(30)))
     }
 
     public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
@@ -44,7 +51,16 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return HTTPStreamingResponse(status: Int(response.status.code), body: body)
     }
 
-    private func execute(_ spec: HTTPRequestSpec, timeout: TimeAmount) async throws -> HTTPClientResponse {
+    /// Reads a whole answer.
+    private func collect(_ response: HTTPClientResponse) async throws -> HTTPResponseData {
+        let body = try await response.body.collect(upTo: maximumBodyBytes)
+        return HTTPResponseData(status: Int(response.status.code), body: Data(body.readableBytesView))
+    }
+
+    /// Sends `spec`, with its JSON body or else `streamedBody`.
+    private func execute(_ spec: HTTPRequestSpec, streamedBody: HTTPClientRequest.Body? = nil, timeout: TimeAmount)
+        async throws -> HTTPClientResponse
+    {
         guard let url = URL(httpURLWithSocketPath: socketPath, uri: spec.target) else {
             throw PrefsError(.unavailable, "Cannot make a URL for the socket \(socketPath).")
         }
@@ -54,11 +70,15 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         if let body = spec.body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
+        } else {
+            request.body = streamedBody
         }
         do {
             return try await client.execute(request, timeout: timeout)
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as PrefsError {
+            throw error
         } catch {
             throw unreachable("\(error)")
         }

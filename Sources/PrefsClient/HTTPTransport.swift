@@ -44,6 +44,13 @@ public struct HTTPStreamingResponse: Sendable {
 public protocol HTTPTransport: Sendable {
     /// Sends a request and reads the whole answer.
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData
+    /// Sends a request whose body is streamed from `body` as it is produced — `length` bytes
+    /// when known beforehand (else the body is sent chunked) — and reads the whole answer. The
+    /// request's headers say the body's type. An answer the daemon gives before it has read the
+    /// whole body (refusing it) is returned like any other; a ``PrefsKit/PrefsError`` that
+    /// `body` throws ends the request and is rethrown.
+    func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
+        -> HTTPResponseData
     /// Sends a request and streams the answer's body.
     func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse
 }

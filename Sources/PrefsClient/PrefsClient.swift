@@ -86,17 +86,15 @@ public final class PrefsClient: PrefsService {
         var query: [(String, String?)] = request.keys.map { ("key", $0) } + request.prefixes.map { ("prefix", $0) }
         query.append(("scope", request.scope?.path))
         query.append(("since", request.since.map(String.init)))
+        query.append(("draft", request.draft?.uuidString))
+        query.append(("thread", request.thread))
+        query.append(("account", request.account))
         let spec = HTTPRequestSpec(method: "GET", target: Self.target("/v1/watch", query: query))
         let transport = transport
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    let response = try await transport.stream(spec)
-                    guard response.status == 200 else {
-                        var body = Data()
-                        for try await chunk in response.body { body.append(chunk) }
-                        throw Self.error(status: response.status, body: body)
-                    }
+                    let response = try await Self.succeeded(try await transport.stream(spec))
                     var parser = ServerSentEventParser()
                     for try await chunk in response.body {
                         for message in parser.consume(chunk) {
@@ -114,19 +112,42 @@ public final class PrefsClient: PrefsService {
 
     // MARK: - Requests
 
-    private func call<Answer: Decodable>(
-        _ method: String, _ path: String, query: KeyValuePairs<String, String?> = [:], body: Data? = nil
+    /// Dates (a draft's `createdAt`, `updatedAt`) come as ISO 8601.
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    /// Sends one request and decodes its answer, or throws the error it carries.
+    func call<Answer: Decodable>(
+        _ method: String, _ path: String, query: KeyValuePairs<String, String?> = [:], body: Data? = nil,
+        headers: [(String, String)] = []
     ) async throws -> Answer {
-        let spec = HTTPRequestSpec(method: method, target: Self.target(path, query: Array(query)), body: body)
-        let response = try await transport.send(spec)
+        let spec = HTTPRequestSpec(method: method, target: Self.target(path, query: Array(query)), body: body, headers: headers)
+        return try Self.decode(try await transport.send(spec), answering: spec)
+    }
+
+    /// The answer to `spec` as `Answer`, or the error it carries.
+    static func decode<Answer: Decodable>(_ response: HTTPResponseData, answering spec: HTTPRequestSpec) throws -> Answer {
         guard (200..<300).contains(response.status) else {
-            throw Self.error(status: response.status, body: response.body)
+            throw error(status: response.status, body: response.body)
         }
         do {
-            return try JSONDecoder().decode(Answer.self, from: response.body)
+            return try decoder.decode(Answer.self, from: response.body)
         } catch {
-            throw PrefsError(.internal, "prefsd's answer to \(method) \(path) could not be read: \(error)")
+            throw PrefsError(.internal, "prefsd's answer to \(spec.method) \(spec.target) could not be read: \(error)")
         }
+    }
+
+    /// A streamed answer that succeeded; otherwise the error its body carries.
+    static func succeeded(_ response: HTTPStreamingResponse) async throws -> HTTPStreamingResponse {
+        guard response.status == 200 else {
+            var body = Data()
+            for try await chunk in response.body { body.append(chunk) }
+            throw error(status: response.status, body: body)
+        }
+        return response
     }
 
     private func pathKey(_ key: String) throws -> String {
@@ -139,14 +160,24 @@ public final class PrefsClient: PrefsService {
         return items.isEmpty ? path : path + "?" + items.joined(separator: "&")
     }
 
+    /// `text` percent-encoded for a query value, where `/`, `:` and `@` may stay.
     private static func percentEncoded(_ text: String) -> String {
+        percentEncoded(text, keeping: "-._~/:@")
+    }
+
+    /// `text` percent-encoded as one path segment.
+    static func pathSegment(_ text: String) -> String {
+        percentEncoded(text, keeping: "-._~")
+    }
+
+    private static func percentEncoded(_ text: String, keeping punctuation: String) -> String {
         var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~/:@")
+        allowed.insert(charactersIn: punctuation)
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     static func error(status: Int, body: Data) -> PrefsError {
-        if let decoded = try? JSONDecoder().decode(ErrorBody.self, from: body) {
+        if let decoded = try? decoder.decode(ErrorBody.self, from: body) {
             return decoded.prefsError(httpStatus: status)
         }
         return PrefsError(PrefsError.Code(httpStatus: status), "prefsd answered HTTP \(status).")
@@ -155,9 +186,9 @@ public final class PrefsClient: PrefsService {
     private static func changeEvent(from message: ServerSentEventParser.Event) throws -> ChangeEvent {
         let data = Data(message.data.utf8)
         if message.event == "error" {
-            let body = try JSONDecoder().decode(ErrorBody.self, from: data)
+            let body = try decoder.decode(ErrorBody.self, from: data)
             throw body.prefsError(httpStatus: 500)
         }
-        return try JSONDecoder().decode(ChangeEvent.self, from: data)
+        return try decoder.decode(ChangeEvent.self, from: data)
     }
 }

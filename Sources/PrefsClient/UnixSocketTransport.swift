@@ -25,20 +25,45 @@ public struct UnixSocketTransport: HTTPTransport {
             let connection = try UnixConnection(path: socketPath)
             defer { connection.close() }
             try connection.write(Self.encode(request))
-            var parser = HTTPResponseParser()
-            var body = Data()
+            return try Self.readAnswer(from: connection)
+        }
+    }
+
+    /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
+    /// never holding more than one piece. If the daemon stops reading midway — it answered
+    /// already, refusing the body — the rest is not sent and its answer is returned.
+    public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
+        -> HTTPResponseData
+    {
+        let socketPath = socketPath
+        let connection = try await Self.onOwnThread { try UnixConnection(path: socketPath) }
+        defer { connection.close() }
+        let chunked = length == nil
+        let framing = length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"
+        var stoppedReading: (any Error)?
+        /// Writes `pieces` in order, unless the daemon has stopped reading.
+        func write(_ pieces: Data...) async {
+            guard stoppedReading == nil else { return }
             do {
-                while !parser.isComplete {
-                    guard let bytes = try connection.read() else {
-                        try parser.finish()
-                        break
-                    }
-                    body.append(try parser.consume(bytes))
-                }
-            } catch let error as HTTPParseError {
-                throw connection.closedEarly(parser.status == nil, error)
+                try await Self.onOwnThread { for piece in pieces { try connection.write(piece) } }
+            } catch {
+                stoppedReading = error
             }
-            return HTTPResponseData(status: parser.status ?? 0, body: body)
+        }
+        await write(Self.head(of: request, framing: [framing]))
+        for try await piece in body where !piece.isEmpty {
+            if chunked {
+                await write(Data("\(String(piece.count, radix: 16))\r\n".utf8), piece, Data("\r\n".utf8))
+            } else {
+                await write(piece)
+            }
+            if stoppedReading != nil { break }
+        }
+        if chunked { await write(Data("0\r\n\r\n".utf8)) }
+        do {
+            return try await Self.onOwnThread { try Self.readAnswer(from: connection) }
+        } catch {
+            throw stoppedReading ?? error
         }
     }
 
@@ -89,14 +114,36 @@ public struct UnixSocketTransport: HTTPTransport {
     }
 
     static func encode(_ request: HTTPRequestSpec) -> Data {
+        guard let body = request.body else { return head(of: request, framing: []) }
+        var data = head(of: request, framing: ["Content-Type: application/json", "Content-Length: \(body.count)"])
+        data.append(body)
+        return data
+    }
+
+    /// The request line and headers, then `framing`: the header lines that describe the body.
+    private static func head(of request: HTTPRequestSpec, framing: [String]) -> Data {
         var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: prefsd\r\nConnection: close\r\n"
         for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
-        if let body = request.body {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        for line in framing { head += line + "\r\n" }
+        return Data((head + "\r\n").utf8)
+    }
+
+    /// Reads a whole answer.
+    private static func readAnswer(from connection: UnixConnection) throws -> HTTPResponseData {
+        var parser = HTTPResponseParser()
+        var body = Data()
+        do {
+            while !parser.isComplete {
+                guard let bytes = try connection.read() else {
+                    try parser.finish()
+                    break
+                }
+                body.append(try parser.consume(bytes))
+            }
+        } catch let error as HTTPParseError {
+            throw connection.closedEarly(parser.status == nil, error)
         }
-        var data = Data((head + "\r\n").utf8)
-        if let body = request.body { data.append(body) }
-        return data
+        return HTTPResponseData(status: parser.status ?? 0, body: body)
     }
 
     /// Runs blocking work on a new thread, so it never holds a Swift concurrency thread.

@@ -1,0 +1,98 @@
+import Foundation
+import PrefsKit
+
+/// The daemon's drafts, attachments and threads: `/v1/drafts…` and `/v1/threads/…`. A change
+/// based on a revision sends it as `If-Match`.
+extension PrefsClient: DraftsService {
+    public func drafts(account: String?, thread: String?) async throws -> [Draft] {
+        let answer: DraftsAnswer = try await call("GET", "/v1/drafts", query: ["account": account, "thread": thread])
+        return answer.drafts
+    }
+
+    public func draft(_ id: UUID) async throws -> Draft {
+        try await call("GET", Self.path(of: id))
+    }
+
+    public func createDraft(_ input: DraftInput) async throws -> Draft {
+        try await call("POST", "/v1/drafts", body: try JSONEncoder().encode(input))
+    }
+
+    public func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) async throws -> Draft {
+        try await call("PATCH", Self.path(of: id), body: try JSONEncoder().encode(patch), headers: Self.ifMatch(ifRevision))
+    }
+
+    @discardableResult
+    public func deleteDraft(_ id: UUID, ifRevision: Int64?) async throws -> WriteResult {
+        try await call("DELETE", Self.path(of: id), headers: Self.ifMatch(ifRevision))
+    }
+
+    public func validation(of id: UUID) async throws -> DraftValidation {
+        try await call("GET", Self.path(of: id) + "/validation")
+    }
+
+    public func thread(_ id: String) async throws -> [Draft] {
+        let answer: DraftsAnswer = try await call("GET", "/v1/threads/\(Self.pathSegment(id))")
+        return answer.drafts
+    }
+
+    public func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
+    ) async throws -> AttachmentResult {
+        try await addAttachment(to: draft, upload, ifRevision: ifRevision, bytes: bytes, length: nil)
+    }
+
+    /// Adds an attachment whose size may be known beforehand: with `length`, the bytes go with a
+    /// `Content-Length` rather than in chunks. `bytes` is read as it is sent, never held whole.
+    public func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>,
+        length: Int64?
+    ) async throws -> AttachmentResult {
+        let query = [("filename", upload.filename), ("kind", upload.kind?.rawValue), ("alt", upload.altText)]
+        let spec = HTTPRequestSpec(
+            method: "POST", target: Self.target(Self.path(of: draft) + "/attachments", query: query),
+            headers: [("Content-Type", upload.mimeType ?? "application/octet-stream")] + Self.ifMatch(ifRevision))
+        return try Self.decode(try await transport.send(spec, body: bytes, length: length), answering: spec)
+    }
+
+    public func updateAttachment(_ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?)
+        async throws -> AttachmentResult
+    {
+        try await call(
+            "PATCH", Self.path(of: attachment, of: draft), body: try JSONEncoder().encode(patch), headers: Self.ifMatch(ifRevision))
+    }
+
+    public func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?) async throws -> Draft {
+        try await call("DELETE", Self.path(of: attachment, of: draft), headers: Self.ifMatch(ifRevision))
+    }
+
+    /// The download's answer carries only the bytes; the attachment's description comes from
+    /// its draft, read first. (An attachment's bytes never change, so the two agree.)
+    public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
+        guard let description = try await self.draft(draft).attachments.first(where: { $0.id == attachment }) else {
+            throw PrefsError(.notFound, "Draft \(draft) has no attachment \(attachment).")
+        }
+        let spec = HTTPRequestSpec(method: "GET", target: Self.path(of: attachment, of: draft) + "/data")
+        let response = try await Self.succeeded(try await transport.stream(spec))
+        return AttachmentDownload(attachment: description, bytes: response.body)
+    }
+
+    /// `/v1/drafts/{id}`.
+    private static func path(of draft: UUID) -> String {
+        "/v1/drafts/\(draft.uuidString)"
+    }
+
+    /// `/v1/drafts/{id}/attachments/{aid}`.
+    private static func path(of attachment: UUID, of draft: UUID) -> String {
+        path(of: draft) + "/attachments/\(attachment.uuidString)"
+    }
+
+    /// The `If-Match` header naming the revision a change is based on, if any.
+    private static func ifMatch(_ revision: Int64?) -> [(String, String)] {
+        revision.map { [("If-Match", "\"\($0)\"")] } ?? []
+    }
+}
+
+/// The answer of `GET /v1/drafts` and `GET /v1/threads/{id}`.
+private struct DraftsAnswer: Decodable {
+    var drafts: [Draft]
+}
