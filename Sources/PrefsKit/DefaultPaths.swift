@@ -17,7 +17,7 @@ public struct DefaultPaths: Sendable, Hashable {
     public init(environment: [String: String], uid: UInt32) {
         let home = environment["HOME"] ?? "/tmp"
         let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state"
-        database = environment["PREFSD_DB"] ?? stateHome + "/prefsd/prefs.sqlite"
+        database = environment["PREFSD_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? stateHome + "/prefsd/prefs.sqlite"
         if let socket = environment["PREFSD_SOCKET"], !socket.isEmpty {
             self.socket = socket
         } else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {

@@ -5,7 +5,7 @@ import Foundation
 /// Integers and other numbers are kept apart so that `1` round-trips as `1`, not `1.0`.
 /// ``canonicalText`` is the one encoding the store writes (object keys sorted), so two equal
 /// values always have the same bytes.
-public enum JSONValue: Sendable, Hashable {
+public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -41,6 +41,16 @@ public enum JSONValue: Sendable, Hashable {
         (try? JSONValue.canonicalEncoder.encode(self)) ?? Data("null".utf8)
     }
 
+    /// Whether every number in the value is finite (JSON has no NaN or infinity).
+    public var isFinite: Bool {
+        switch self {
+        case .number(let number): number.isFinite
+        case .array(let elements): elements.allSatisfy(\.isFinite)
+        case .object(let members): members.values.allSatisfy(\.isFinite)
+        default: true
+        }
+    }
+
     /// The name of the value's JSON type, for error messages: `string`, `integer`, …
     public var typeName: String {
         switch self {
@@ -59,6 +69,36 @@ public enum JSONValue: Sendable, Hashable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
+}
+
+extension JSONValue: Hashable {
+    /// Equality as JSON sees it: `2` and `2.0` are the same number.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Double(a) == b && Int64(exactly: b) == a
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        // Integral numbers hash like the integer they equal.
+        case .integer(let value): hasher.combine(Double(value))
+        case .number(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
+        }
+    }
 }
 
 extension JSONValue: Codable {

@@ -15,16 +15,22 @@ public struct PreferenceWriteRules: Sendable, Hashable {
     }
 
     /// Throws unless `value` may be set for `key` at `scope`, given what is stored for the key.
-    public func checkSet(key: String, value: JSONValue, scope: ScopePath, state: KeyState?) throws {
+    /// Locks at `permittedLocks` do not count (a dump being loaded carries them itself).
+    public func checkSet(
+        key: String, value: JSONValue, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []
+    ) throws {
         try KeyName.validate(key)
         try checkValue(value, for: key, schema: state?.schema)
-        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "set")
+        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "set", permitted: permittedLocks)
     }
 
     /// Throws unless `value` is an acceptable value for `key` under `schema` (size, schema, strict).
     public func checkValue(_ value: JSONValue, for key: String, schema: PreferenceSchema?) throws {
         if case .null = value {
             throw PrefsError(.invalidValue, "null is not a value for '\(key)'; to remove a value, reset it.")
+        }
+        guard value.isFinite else {
+            throw PrefsError(.invalidValue, "The value for '\(key)' holds NaN or an infinity, which JSON cannot express.")
         }
         let size = value.canonicalData.count
         if size > maximumValueBytes {
@@ -51,8 +57,12 @@ public struct PreferenceWriteRules: Sendable, Hashable {
 
     /// Throws `locked` when a lock above `scope` (strictly above) governs `key`: values can be
     /// changed at the lock's own scope, never below it.
-    public func checkNotBelowLock(key: String, scope: ScopePath, state: KeyState?, doing verb: String) throws {
-        guard let state, let lockScope = state.governingLock(at: scope), lockScope != scope else { return }
+    public func checkNotBelowLock(
+        key: String, scope: ScopePath, state: KeyState?, doing verb: String, permitted: Set<ScopePath> = []
+    ) throws {
+        guard let state, let lockScope = state.governingLock(at: scope), lockScope != scope,
+            !permitted.contains(lockScope)
+        else { return }
         throw PrefsError(
             .locked,
             "'\(key)' is locked at \(lockScope.path), so it cannot be \(verb) at \(scope.path). "

@@ -93,6 +93,15 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// The error for resuming a watch from a revision the change log no longer holds.
+    public static func compacted(since: Revision, oldest: Revision) -> PrefsError {
+        PrefsError(
+            .compacted,
+            "Changes before revision \(oldest) have been compacted; a watch cannot resume from revision \(since). "
+                + "Read the current values and watch from their revision.",
+            oldestRevision: oldest)
+    }
 }
 
 /// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a

@@ -17,11 +17,7 @@ struct WatchRoute<Context: RequestContext>: Sendable {
             if let since = watch.since {
                 let status = try await service.status()
                 if since < status.oldestRevision - 1 {
-                    throw PrefsError(
-                        .compacted,
-                        "Changes before revision \(status.oldestRevision) have been compacted; cannot resume from \(since). "
-                            + "Read the current values and watch from their revision.",
-                        oldestRevision: status.oldestRevision)
+                    throw PrefsError.compacted(since: since, oldest: status.oldestRevision)
                 }
             }
             // Subscribes now, before the answer's head is sent: a client that has the head

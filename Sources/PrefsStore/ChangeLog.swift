@@ -48,6 +48,16 @@ enum ChangeLog {
         return try bounds(db).oldest
     }
 
+    /// Like ``changes(_:after:through:limit:)``, but throws `compacted` if the log no longer holds
+    /// every change after `revision` — checked in the same read, so compaction cannot slip in between.
+    static func unbrokenChanges(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws
+        -> [LoggedChange]
+    {
+        let oldest = try bounds(db).oldest
+        guard revision >= oldest - 1 else { throw PrefsError.compacted(since: revision, oldest: oldest) }
+        return try changes(db, after: revision, through: through, limit: limit)
+    }
+
     /// The changes after `revision` up to `through`, in order, at most `limit` of them.
     static func changes(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws -> [LoggedChange] {
         try Row.fetchAll(

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import PrefsKit
+import Synchronization
 
 /// An exclusive claim on a database: one prefsd (or one `EmbeddedStore`) per database file.
 ///
@@ -15,7 +16,8 @@ import PrefsKit
 final class DatabaseOwnership: Sendable {
     /// The lock file's path.
     let path: String
-    private let descriptor: Int32
+    /// The lock file's descriptor while the claim is held; nil once released.
+    private let descriptor: Mutex<Int32?>
 
     /// Claims the database at `databasePath`, or throws `conflict` naming the owner's pid.
     init(databasePath: String) throws {
@@ -37,13 +39,20 @@ final class DatabaseOwnership: Sendable {
         let pid = "\(getpid())\n"
         _ = ftruncate(descriptor, 0)
         _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Gives the database up. Closing the descriptor releases the flock; the file stays (removing
+    /// it could race with the next owner's open).
+    func release() {
+        descriptor.withLock { descriptor in
+            if let open = descriptor { close(open) }
+            descriptor = nil
+        }
     }
 
     deinit {
-        // Closing the descriptor releases the flock. The file stays: removing it could race
-        // with the next owner's open.
-        close(descriptor)
+        release()
     }
 
     private static func readPid(_ descriptor: Int32) -> Int32? {

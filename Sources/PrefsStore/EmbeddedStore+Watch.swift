@@ -36,21 +36,14 @@ extension EmbeddedStore {
         async throws
     {
         let oldest = cache.read { $0.oldestRevision }
-        guard since >= oldest - 1 else {
-            throw PrefsError(
-                .compacted,
-                "Changes before revision \(oldest) have been compacted; revision \(since) cannot be resumed from. "
-                    + "Read the current values and watch from their revision.",
-                oldestRevision: oldest
-            )
-        }
+        guard since >= oldest - 1 else { throw PrefsError.compacted(since: since, oldest: oldest) }
         guard since < through else { return }
         if request.scope == nil {
             var position = since
             while position < through, !channel.isEnded {
                 let after = position
                 let page = try await pool.read { db in
-                    try ChangeLog.changes(db, after: after, through: through, limit: 1000)
+                    try ChangeLog.unbrokenChanges(db, after: after, through: through, limit: 1000)
                 }
                 guard let last = page.last else { break }
                 for change in page {
@@ -77,7 +70,7 @@ extension EmbeddedStore {
     {
         let (states, current) = cache.read { ($0.keys, $0.revision) }
         let log = try await pool.read { db in
-            try ChangeLog.changes(db, after: since, through: current, limit: Int.max)
+            try ChangeLog.unbrokenChanges(db, after: since, through: current, limit: Int.max)
         }.filter { $0.event.key.map(request.selects(key:)) ?? false }
         var atRevision: [String: KeyState] = [:]
         for change in log.reversed() {

@@ -96,7 +96,7 @@ public final class EmbeddedStore: PrefsService {
     }
 
     /// Ends every watch (with a final `shutdown` event), waits for queued writes, checkpoints
-    /// the WAL into the database and releases it. Further calls fail with `shutting_down`.
+    /// the WAL into the database and releases it, so another store or daemon may open it. Further calls fail with `shutting_down`.
     public func close() {
         let task: Task<Void, Never>?? = lifecycle.withLock { lifecycle in
             guard !lifecycle.closed else { return nil }
@@ -108,6 +108,7 @@ public final class EmbeddedStore: PrefsService {
         hub.close()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try? pool.close()
+        ownership.release()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
 

@@ -4,10 +4,12 @@ import PrefsKit
 /// sees, then stored, logged and applied to the batch's overlay. A request that throws midway is
 /// rolled back whole by the writer.
 extension WriteContext {
-    /// Sets `key` to `value` at `scope`.
-    func setValue(_ key: String, to value: JSONValue, scope: ScopePath) throws -> Revision {
+    /// Sets `key` to `value` at `scope`; locks at `permittedLocks` do not refuse it.
+    func setValue(_ key: String, to value: JSONValue, scope: ScopePath, permittedLocks: Set<ScopePath> = []) throws
+        -> Revision
+    {
         let state = state(of: key)
-        try rules.checkSet(key: key, value: value, scope: scope, state: state)
+        try rules.checkSet(key: key, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
         let revision = try record(
             .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText
         ) { state, revision in
@@ -86,16 +88,22 @@ extension WriteContext {
         }
     }
 
-    /// Loads a dump: schemas first, then values, then locks.
+    /// Loads a dump: schemas first, then values, then locks. Everything must lie within the
+    /// dump's scope. A value below a lock is accepted when the dump carries that lock itself (so
+    /// a dump loads back into the store it came from); below any other lock it is refused.
     func load(_ dump: PrefsDump) throws {
+        for entry in dump.values where !dump.scope.contains(entry.scope) {
+            throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a value at \(entry.scope.path), outside it.")
+        }
+        for entry in dump.locks where !dump.scope.contains(entry.scope) {
+            throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a lock at \(entry.scope.path), outside it.")
+        }
         for (key, schema) in dump.schemas.sorted(by: { $0.key < $1.key }) {
             try register(schema, for: key)
         }
+        let locks = Dictionary(grouping: dump.locks, by: \.key).mapValues { Set($0.map(\.scope)) }
         for entry in dump.values {
-            guard dump.scope.contains(entry.scope) else {
-                throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a value at \(entry.scope.path), outside it.")
-            }
-            _ = try setValue(entry.key, to: entry.value, scope: entry.scope)
+            _ = try setValue(entry.key, to: entry.value, scope: entry.scope, permittedLocks: locks[entry.key] ?? [])
         }
         for entry in dump.locks {
             try lock(entry.key, scope: entry.scope)

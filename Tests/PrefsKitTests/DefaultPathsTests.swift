@@ -49,14 +49,9 @@ struct DefaultPathsTests {
         #expect(paths.socket == "/run/u/prefsd/prefsd.sock")
     }
 
-    /// KNOWN BUG (Sources/PrefsKit/DefaultPaths.swift, line 20): an empty PREFSD_DB gives the
-    /// database path "" while an empty PREFSD_SOCKET, XDG_STATE_HOME or XDG_RUNTIME_DIR counts as
-    /// unset. Remove `withKnownIssue` once an empty PREFSD_DB falls back like the others.
     @Test("An empty PREFSD_DB counts as unset, like an empty PREFSD_SOCKET")
     func emptyDatabase() {
         let paths = DefaultPaths(environment: ["HOME": "/h", "PREFSD_DB": ""], uid: 2)
-        withKnownIssue("PREFSD_DB=\"\" gives an empty database path") {
-            #expect(paths.database == "/h/.local/state/prefsd/prefs.sqlite")
-        }
+        #expect(paths.database == "/h/.local/state/prefsd/prefs.sqlite")
     }
 }

@@ -131,19 +131,11 @@ struct PreferenceWriteRulesTests {
         try rules.checkNotBelowLock(key: "a.b", scope: "/x", state: nil, doing: "set")
     }
 
-    /// KNOWN BUG (Sources/PrefsKit/PreferenceWriteRules.swift, checkValue; JSONValue.swift,
-    /// canonicalData): NaN and ±infinity have no JSON form; canonicalData swallows the encoding
-    /// error and yields `null`, and checkValue lets them through, so the store writes the text
-    /// `null` (which it refuses when asked directly) and resolves `null` after a restart. Remove
-    /// `withKnownIssue` once non-finite numbers are refused.
     @Test("Numbers without a JSON form (NaN, infinity) are refused with invalid_value", arguments: [Double.nan, .infinity, -.infinity])
     func nonFinite(number: Double) {
-        #expect(JSONValue.number(number).canonicalText == "null")  // what the store would write today
-        withKnownIssue("non-finite numbers pass checkValue and are stored as null") {
-            let error = #expect(throws: PrefsError.self) {
-                try rules.checkValue(.number(number), for: "k", schema: nil)
-            }
-            #expect(error?.code == .invalidValue)
+        let error = #expect(throws: PrefsError.self) {
+            try rules.checkValue(.number(number), for: "k", schema: nil)
         }
+        #expect(error?.code == .invalidValue)
     }
 }

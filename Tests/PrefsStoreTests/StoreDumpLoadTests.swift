@@ -118,21 +118,14 @@ struct StoreDumpLoadTests {
         #expect(try await target.dump(scope: .root) == good)
     }
 
-    /// KNOWN BUG (Sources/PrefsStore/WriteContext+Preferences.swift, load(_:)): load sets values
-    /// before locks, but checks each value against the locks already in the store, so a dump with
-    /// a lock above a value (here compose.locked: value at /accounts/alice/x, lock at
-    /// /accounts/alice) cannot be loaded back into a store that already has that lock: `locked`.
-    /// `prefsctl dump > f; prefsctl load f` fails on the same daemon. Remove `withKnownIssue`
-    /// once it loads.
     @Test("A dump loads back into the store it came from, leaving the same state")
     func loadBackIntoSameStore() async throws {
         let store = try makeStore()
         defer { store.close() }
         try await populate(store)
         let dump = try await store.dump(scope: .root)
-        await withKnownIssue("load refuses values below locks the store already has") {
-            try await store.load(dump)
-        }
+        try await store.load(dump)
+    
         #expect(try await store.dump(scope: .root) == dump)
     }
 
@@ -150,17 +143,12 @@ struct StoreDumpLoadTests {
         #expect(try await store.resolve("b").value == [1, 2])
     }
 
-    /// KNOWN BUG (Sources/PrefsStore/WriteContext+Preferences.swift, load(_:)): values outside the
-    /// dump's scope are refused, but locks outside it are applied. Remove `withKnownIssue` once a
-    /// lock outside the scope is refused like a value.
     @Test("A lock outside the dump's scope is refused like a value outside it")
     func lockOutsideScope() async throws {
         let store = try makeStore()
         defer { store.close() }
         let dump = PrefsDump(scope: "/accounts/bob", schemas: [:], values: [], locks: [PrefsDump.Lock(key: "k", scope: "/")])
-        await withKnownIssue("locks are not checked against the dump's scope") {
-            let error = await #expect(throws: PrefsError.self) { try await store.load(dump) }
-            #expect(error?.code == .invalidRequest)
-        }
+        let error = await #expect(throws: PrefsError.self) { try await store.load(dump) }
+        #expect(error?.code == .invalidRequest)
     }
 }

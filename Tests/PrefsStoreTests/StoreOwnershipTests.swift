@@ -57,10 +57,6 @@ struct StoreOwnershipTests {
 
 @Suite("Store: close releases the database")
 struct StoreCloseReleasesTests {
-    /// KNOWN BUG (Sources/PrefsStore/EmbeddedStore.swift, close()): close() does not release the
-    /// DatabaseOwnership flock; only the store's deinit does. While any reference to a closed
-    /// store lives, reopening its database in the same process fails with `conflict` naming our
-    /// own pid. Remove `withKnownIssue` once close() releases the claim.
     @Test("After close(), the database can be opened again while the old store object still lives")
     func closeReleases() async throws {
         let folder = try makeFolder()
@@ -69,11 +65,10 @@ struct StoreCloseReleasesTests {
         let first = try EmbeddedStore(path: path, configuration: .forTests())
         try await first.set("k", to: 1)
         first.close()
-        await withKnownIssue("close() keeps the flock on prefs.sqlite.lock until deinit") {
-            let second = try EmbeddedStore(path: path, configuration: .forTests())
-            defer { second.close() }
-            #expect(try await second.resolve("k").value == 1)
-        }
+        let second = try EmbeddedStore(path: path, configuration: .forTests())
+        defer { second.close() }
+        #expect(try await second.resolve("k").value == 1)
+    
         withExtendedLifetime(first) {}
     }
 }

@@ -169,11 +169,6 @@ struct WatchResumeTests {
             ])
     }
 
-    /// KNOWN BUG (Sources/PrefsStore/EmbeddedStore+Watch.swift, replay(_:after:through:into:)):
-    /// the compaction check runs once, before paging through the log 1000 rows at a time. If rows
-    /// are compacted while the watcher is still reading a page, the next page comes back empty
-    /// (or starts later) and the replay just stops and goes live: the missing revisions are
-    /// skipped silently, with no `compacted` error. DESIGN.md: "never a silent gap".
     @Test("A replay that outlives the retained log ends with compacted rather than skipping revisions")
     func noSilentGapWhenCompactedDuringReplay() async throws {
         let store = try makeStore {
@@ -197,8 +192,6 @@ struct WatchResumeTests {
         let gaps = zip(changes, changes.dropFirst()).filter { $1.revision != $0.revision + 1 }.map { "\($0.revision)→\($1.revision)" }
         #expect(changes.first?.revision == 1)
         #expect(changes.count >= 1000)
-        withKnownIssue("the replay skips revision 1001 and goes live without an error") {
-            #expect(gaps.isEmpty, "gaps in the revisions delivered")
-        }
+        #expect(gaps.isEmpty, "gaps in the revisions delivered")
     }
 }
