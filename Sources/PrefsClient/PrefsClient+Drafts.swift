@@ -3,7 +3,7 @@ import PrefsKit
 
 /// The daemon's drafts, attachments and threads: `/v1/drafts…` and `/v1/threads/…`. A change
 /// based on a revision sends it as `If-Match`.
-extension PrefsClient: DraftsService {
+extension PrefsClient {
     public func drafts(account: String?, thread: String?) async throws -> [Draft] {
         let answer: DraftsAnswer = try await call("GET", "/v1/drafts", query: ["account": account, "thread": thread])
         return answer.drafts

@@ -1,9 +1,10 @@
-/// The service an application, the CLI and the daemon's HTTP routes talk to.
+/// The service an application, the CLI and the daemon's HTTP routes talk to: preferences here,
+/// drafts and attachments through ``DraftsService``.
 ///
 /// Two implementations: `EmbeddedStore` (SQLite in this process) and `PrefsClient` (the
 /// `prefsd` daemon over its Unix socket). Both give the same answers and the same errors
 /// (``PrefsError``), so code and tests written against this protocol run against either.
-public protocol PrefsService: Sendable {
+public protocol PrefsService: DraftsService {
     /// Version, database, current revision, uptime and counts.
     func status() async throws -> ServiceStatus
 

@@ -44,9 +44,7 @@ public struct PrefsHTTPServer: Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         PreferenceRoutes(service: service, limits: limits).register(on: router)
-        if let drafts = service as? any DraftsService {
-            DraftRoutes(service: drafts, limits: limits).register(on: router)
-        }
+        DraftRoutes(service: service, limits: limits).register(on: router)
         WatchRoute(service: service).register(on: router)
         return router
     }

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import PrefsKit
 
-extension EmbeddedStore: DraftsService {
+extension EmbeddedStore {
     public func drafts(account: String?, thread: String?) async throws -> [Draft] {
         try await pool.read { db in try DraftRecords.fetchAll(db, account: account, thread: thread) }
     }
