@@ -30,8 +30,8 @@ public struct UnixSocketTransport: HTTPTransport {
     }
 
     /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
-    /// never holding more than one piece. If the daemon stops reading midway — it answered
-    /// already, refusing the body — the rest is not sent and its answer is returned.
+    /// never holding more than one piece. If the daemon answers midway — refusing the body — the
+    /// rest is not sent and its answer is returned.
     public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
         -> HTTPResponseData
     {
@@ -40,31 +40,24 @@ public struct UnixSocketTransport: HTTPTransport {
         defer { connection.close() }
         let chunked = length == nil
         let framing = length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"
-        var stoppedReading: (any Error)?
-        /// Writes `pieces` in order, unless the daemon has stopped reading.
-        func write(_ pieces: Data...) async {
-            guard stoppedReading == nil else { return }
-            do {
-                try await Self.onOwnThread { for piece in pieces { try connection.write(piece) } }
-            } catch {
-                stoppedReading = error
-            }
+        var answered = false
+        /// Writes `pieces` in order, unless the daemon has answered.
+        func write(_ pieces: Data...) async throws {
+            guard !answered else { return }
+            let written = try await Self.onOwnThread { try pieces.allSatisfy { try connection.writeUnlessAnswered($0) } }
+            answered = !written
         }
-        await write(Self.head(of: request, framing: [framing]))
+        try await write(Self.head(of: request, framing: [framing]))
         for try await piece in body where !piece.isEmpty {
             if chunked {
-                await write(Data("\(String(piece.count, radix: 16))\r\n".utf8), piece, Data("\r\n".utf8))
+                try await write(Data("\(String(piece.count, radix: 16))\r\n".utf8), piece, Data("\r\n".utf8))
             } else {
-                await write(piece)
+                try await write(piece)
             }
-            if stoppedReading != nil { break }
+            if answered { break }
         }
-        if chunked { await write(Data("0\r\n\r\n".utf8)) }
-        do {
-            return try await Self.onOwnThread { try Self.readAnswer(from: connection) }
-        } catch {
-            throw stoppedReading ?? error
-        }
+        if chunked { try await write(Data("0\r\n\r\n".utf8)) }
+        return try await Self.onOwnThread { try Self.readAnswer(from: connection) }
     }
 
     public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
@@ -198,6 +191,32 @@ final class UnixConnection: Sendable {
                 }
                 offset += written
             }
+        }
+    }
+
+    /// Writes `data` unless the daemon answers (or hangs up) first, as it does when it refuses a
+    /// request before reading all of its body; returns whether all of it was written. Waits for
+    /// room to write *or* an answer, so a daemon that stopped reading cannot leave it blocked.
+    func writeUnlessAnswered(_ data: Data) throws -> Bool {
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                var events = pollfd(fd: descriptor, events: Int16(POLLIN | POLLOUT), revents: 0)
+                guard poll(&events, 1, -1) >= 0 else {
+                    if errno == EINTR { continue }
+                    throw PrefsError(.unavailable, "Waiting on prefsd at \(path) failed: \(String(cString: strerror(errno))).")
+                }
+                if events.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { return false }
+                let written = send(
+                    descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                if written < 0 {
+                    if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
+                    if errno == EPIPE || errno == ECONNRESET { return false }
+                    throw PrefsError(.unavailable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
+                }
+                offset += written
+            }
+            return true
         }
     }
 
