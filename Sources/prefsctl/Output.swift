@@ -2,19 +2,27 @@ import ArgumentParser
 import Foundation
 import PrefsKit
 
-/// How prefsctl prints: JSON for machines (`--json`), aligned text for people.
+/// How prefsctl prints: JSON for machines (`--json`, dates as ISO 8601 like the HTTP API),
+/// aligned text for people.
 enum Output {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
 
     private static let lineEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
+
+    /// `2025-03-14 09:26`, in the local time zone.
+    private static let localTimeStyle = Date.VerbatimFormatStyle(
+        format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits)",
+        timeZone: .current, calendar: Calendar(identifier: .gregorian))
 
     /// Prints a value as pretty JSON.
     static func json(_ value: some Encodable) {
@@ -35,6 +43,22 @@ enum Output {
     static func text(_ value: JSONValue) -> String {
         if case .string(let text) = value { return text }
         return value.canonicalText
+    }
+
+    /// A moment as people read it: local date and time, to the minute.
+    static func localTime(_ date: Date) -> String {
+        date.formatted(localTimeStyle)
+    }
+
+    /// A size as people read it: `512 B`, `3.4 KiB`, `12.3 MiB`, `1.5 GiB`.
+    static func byteCount(_ bytes: Int64) -> String {
+        guard bytes >= 1024 else { return "\(bytes) B" }
+        var value = Double(bytes) / 1024
+        for unit in ["KiB", "MiB"] {
+            if value < 1024 { return String(format: "%.1f ", value) + unit }
+            value /= 1024
+        }
+        return String(format: "%.1f GiB", value)
     }
 
     /// Prints rows with aligned columns; the first row is the header.

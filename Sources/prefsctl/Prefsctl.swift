@@ -20,7 +20,7 @@ struct Prefsctl: ParsableCommand {
         subcommands: [
             StatusCommand.self, GetCommand.self, SetCommand.self, ResetCommand.self, ListCommand.self,
             WatchCommand.self, LockCommand.self, UnlockCommand.self, SchemaCommand.self, DumpCommand.self,
-            LoadCommand.self,
+            LoadCommand.self, DraftsCommand.self,
         ]
     )
 
@@ -77,11 +77,17 @@ struct GlobalOptions: ParsableArguments {
             }
         }
         guard !leading.isEmpty, index < arguments.count else { return arguments }
-        // The verb, and for `schema` its sub-verb, then the moved options, then the rest.
+        // The verb, and for `schema` or `drafts` its sub-verb, then the moved options, then the rest.
         var verbs = [arguments[index]]
-        if arguments[index] == "schema", index + 1 < arguments.count { verbs.append(arguments[index + 1]) }
+        if verbsWithSubVerbs.contains(arguments[index]), index + 1 < arguments.count { verbs.append(arguments[index + 1]) }
         return verbs + leading + arguments[(index + verbs.count)...]
     }
+
+    /// The verbs that are groups of sub-verbs (`schema`, `drafts`): options go after both.
+    private static let verbsWithSubVerbs = Set(
+        Prefsctl.configuration.subcommands.compactMap { verb in
+            verb.configuration.subcommands.isEmpty ? nil : verb.configuration.commandName
+        })
 
     /// The socket to use.
     var socketPath: String {
@@ -91,6 +97,16 @@ struct GlobalOptions: ParsableArguments {
     /// A client for the daemon, over the lean one-connection-per-request transport.
     func client() -> PrefsClient {
         PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
+    }
+
+    /// Runs a verb's work with a client for the daemon: a ``PrefsError`` becomes a message on
+    /// stderr and DESIGN.md's status.
+    func run(_ work: (PrefsClient) async throws -> Void) async throws {
+        do {
+            try await work(client())
+        } catch let error as PrefsError {
+            Output.fail(error)
+        }
     }
 }
 
@@ -103,11 +119,7 @@ protocol DaemonCommand: AsyncParsableCommand {
 
 extension DaemonCommand {
     mutating func run() async throws {
-        do {
-            try await execute(global.client())
-        } catch let error as PrefsError {
-            Output.fail(error)
-        }
+        try await global.run { try await execute($0) }
     }
 }
 

@@ -1,0 +1,191 @@
+import ArgumentParser
+import Foundation
+import PrefsClient
+import PrefsKit
+
+/// `prefsctl drafts list | create | show | edit | delete | validate | attach | detach | fetch | watch`
+struct DraftsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drafts", abstract: "Keep drafts of posts, with their attachments, in threads.",
+        discussion: """
+            A draft or attachment is named by its id, or by any start of it that only one has, \
+            such as the eight characters `drafts list` shows.
+            """,
+        subcommands: [
+            List.self, Create.self, Show.self, Edit.self, Delete.self, Validate.self, Attach.self, Detach.self,
+            Fetch.self, Watch.self,
+        ])
+
+    struct List: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            abstract: "List drafts by account, thread and position, with whether each can be published.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Only this account's drafts.") var account: String?
+        @Option(help: "Only this thread's drafts.") var thread: String?
+
+        func execute(_ client: PrefsClient) async throws {
+            let drafts = try await client.drafts(account: account, thread: thread)
+            if global.json { return Output.json(["drafts": drafts]) }
+            var rows = [DraftPresentation.header]
+            for draft in drafts {
+                do {
+                    rows.append(DraftPresentation.row(draft, valid: try await client.validation(of: draft.id).valid))
+                } catch let error as PrefsError where error.code == .notFound {
+                    continue  // deleted since it was listed
+                }
+            }
+            Output.table(rows)
+        }
+    }
+
+    struct Create: DraftsVerb {
+        static let configuration = CommandConfiguration(abstract: "Create a draft and print its id.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The account it belongs to.") var account: String
+        @Option(help: "Its text.") var text: String?
+        @Option(help: "The thread it is part of.") var thread: String?
+        @Option(help: "Its place in the thread, from 0 (default: at the end).") var position: Int?
+        @Option(help: "The post it replies to.") var replyTo: String?
+        @Option(name: [.customLong("cw"), .customLong("content-warning")], help: "A content warning.")
+        var contentWarning: String?
+        @Option(help: "Who may see it once published.") var visibility: Draft.Visibility?
+        @Option(help: "Its language, such as en or pt-BR.") var language: String?
+        @Flag(help: "Mark it as sensitive.") var sensitive = false
+
+        func execute(_ client: PrefsClient) async throws {
+            let draft = try await client.createDraft(
+                DraftInput(
+                    account: account, text: text, thread: thread, position: position, replyTo: replyTo,
+                    contentWarning: contentWarning, visibility: visibility, language: language, sensitive: sensitive))
+            if global.json { return Output.json(draft) }
+            print(draft.id.uuidString)
+        }
+    }
+
+    struct Show: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a draft: its fields, text, attachments and whether it can be published.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String
+
+        func execute(_ client: PrefsClient) async throws {
+            let draft = try await client.draft(try await client.draftID(matching: id))
+            if global.json { return Output.json(draft) }
+            DraftPresentation.printDetails(draft, try await client.validation(of: draft.id))
+        }
+    }
+
+    struct Edit: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a draft's fields.",
+            discussion: "An empty --cw, --language, --reply-to or --thread removes it (--thread '' takes the draft out of its thread).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String
+        @Option(help: "Its new text.") var text: String?
+        @Option(name: [.customLong("cw"), .customLong("content-warning")], help: "Its content warning.")
+        var contentWarning: String?
+        @Option(help: "Who may see it once published.") var visibility: Draft.Visibility?
+        @Option(help: "Its language, such as en or pt-BR.") var language: String?
+        @Flag(inversion: .prefixedNo, help: "Mark it as sensitive, or not.") var sensitive: Bool?
+        @Option(help: "The post it replies to.") var replyTo: String?
+        @Option(help: "Move it to this thread.") var thread: String?
+        @Option(help: "Its new place in its thread, from 0.") var position: Int?
+        @Option(help: "Change it only if it is still at this revision (else exit 4, changing nothing).")
+        var ifRevision: Int64?
+
+        func validate() throws {
+            if patch == DraftPatch() { throw ValidationError("Nothing to change: give at least one field, such as --text.") }
+        }
+
+        func execute(_ client: PrefsClient) async throws {
+            let draft = try await client.updateDraft(try await client.draftID(matching: id), patch, ifRevision: ifRevision)
+            if global.json { Output.json(draft) }
+        }
+
+        /// The change the options ask for.
+        private var patch: DraftPatch {
+            var patch = DraftPatch()
+            if let text { patch.text = .set(text) }
+            patch.contentWarning = Self.removingWhenEmpty(contentWarning)
+            if let visibility { patch.visibility = .set(visibility) }
+            patch.language = Self.removingWhenEmpty(language)
+            if let sensitive { patch.sensitive = .set(sensitive) }
+            patch.replyTo = Self.removingWhenEmpty(replyTo)
+            patch.thread = Self.removingWhenEmpty(thread)
+            if let position { patch.position = .set(position) }
+            return patch
+        }
+
+        /// An optional field's change: none when the option is not given, removal when it is empty.
+        private static func removingWhenEmpty(_ value: String?) -> FieldChange<String> {
+            guard let value else { return .unchanged }
+            return value.isEmpty ? .clear : .set(value)
+        }
+    }
+
+    struct Delete: DraftsVerb {
+        static let configuration = CommandConfiguration(abstract: "Delete a draft and its attachments.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String
+        @Option(help: "Delete it only if it is still at this revision (else exit 4, changing nothing).")
+        var ifRevision: Int64?
+
+        func execute(_ client: PrefsClient) async throws {
+            let result = try await client.deleteDraft(try await client.draftID(matching: id), ifRevision: ifRevision)
+            if global.json { Output.json(result) }
+        }
+    }
+
+    struct Validate: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            abstract: "Say whether a draft can be published: `valid`, or one line per problem (`field: message`).",
+            discussion: "The limits are the compose.* preferences at the draft's account or thread. Exits 0 either way.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String
+
+        func execute(_ client: PrefsClient) async throws {
+            let validation = try await client.validation(of: try await client.draftID(matching: id))
+            if global.json { return Output.json(validation) }
+            for line in validation.valid ? ["valid"] : DraftPresentation.problemLines(validation) { print(line) }
+        }
+    }
+
+    struct Watch: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the changes of a draft (with its attachments and validation), a thread, or an account's drafts.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String?
+        @Option(help: "Watch every draft of this thread instead.") var thread: String?
+        @Option(help: "Watch every draft of this account instead.") var account: String?
+        @OptionGroup var options: WatchOptions
+
+        func validate() throws {
+            if [id != nil, thread != nil, account != nil].filter({ $0 }).count != 1 {
+                throw ValidationError("Name what to watch: one draft ID, --thread T or --account A.")
+            }
+        }
+
+        func execute(_ client: PrefsClient) async throws {
+            var draft: UUID?
+            if let id { draft = try await client.draftID(matching: id) }
+            try await options.follow(WatchRequest(draft: draft, thread: thread, account: account), on: client, json: global.json)
+        }
+    }
+}
+
+/// A `drafts` verb: it works through the daemon's client, which is a ``DraftsService``.
+protocol DraftsVerb: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    /// The verb's work.
+    func execute(_ client: PrefsClient) async throws
+}
+
+extension DraftsVerb {
+    mutating func run() async throws {
+        try await global.run { try await execute($0) }
+    }
+}
+
+/// `--visibility unlisted`, `--kind image`: the wire names, listed in `--help`.
+extension Draft.Visibility: ExpressibleByArgument {}
+extension Attachment.Kind: ExpressibleByArgument {}

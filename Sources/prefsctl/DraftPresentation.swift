@@ -1,0 +1,79 @@
+import Foundation
+import PrefsKit
+
+/// Drafts as people read them: a row of `drafts list`, the page of `drafts show`, the lines of
+/// `drafts validate`.
+enum DraftPresentation {
+    /// The header of ``row(_:valid:)``.
+    static let header = ["ID", "ACCOUNT", "THREAD/POS", "UPDATED", "TEXT", "ATT", "VALID"]
+
+    /// The longest text summary a row shows, in characters.
+    static let summaryLength = 40
+
+    /// One draft as a row of `drafts list`.
+    static func row(_ draft: Draft, valid: Bool) -> [String] {
+        [
+            ShortID.of(draft.id), draft.account, threadPlace(draft) ?? "-", Output.localTime(draft.updatedAt),
+            summary(draft.text), String(draft.attachments.count), valid ? "yes" : "no",
+        ]
+    }
+
+    /// Prints a draft's fields, its text, its attachments and what keeps it from being valid.
+    static func printDetails(_ draft: Draft, _ validation: DraftValidation) {
+        Output.table([
+            ["id", draft.id.uuidString],
+            ["account", draft.account],
+            ["thread", threadPlace(draft) ?? "-"],
+            ["reply to", draft.replyTo ?? "-"],
+            ["visibility", draft.visibility.rawValue],
+            ["language", draft.language ?? "-"],
+            ["sensitive", draft.sensitive ? "yes" : "no"],
+            ["content warning", draft.contentWarning ?? "-"],
+            ["poll", draft.poll.map(describe) ?? "-"],
+            ["created", Output.localTime(draft.createdAt)],
+            ["updated", Output.localTime(draft.updatedAt)],
+            ["revision", String(draft.revision)],
+            ["valid", validation.valid ? "yes" : "no"],
+        ])
+        print()
+        let lines = draft.text.isEmpty ? ["(no text)"] : draft.text.components(separatedBy: "\n")
+        for line in lines { print("    " + line) }
+        if !draft.attachments.isEmpty {
+            print()
+            Output.table(
+                [["ATTACHMENT", "KIND", "TYPE", "SIZE", "NAME", "ALT TEXT"]]
+                    + draft.attachments.map { attachment in
+                        [
+                            ShortID.of(attachment.id), attachment.kind.rawValue, attachment.mimeType,
+                            Output.byteCount(attachment.byteSize), attachment.filename, attachment.altText ?? "-",
+                        ]
+                    })
+        }
+        if !validation.valid {
+            print()
+            for line in problemLines(validation) { print(line) }
+        }
+    }
+
+    /// `field: message`, one line per problem.
+    static func problemLines(_ validation: DraftValidation) -> [String] {
+        validation.problems.map { "\($0.field): \($0.message)" }
+    }
+
+    /// `thread/position`, or nil outside a thread.
+    private static func threadPlace(_ draft: Draft) -> String? {
+        draft.thread.map { thread in draft.position.map { "\(thread)/\($0)" } ?? thread }
+    }
+
+    /// The text's first line, cut to ``summaryLength`` characters; `-` for no text.
+    private static func summary(_ text: String) -> String {
+        let firstLine = text.prefix { !$0.isNewline }
+        guard !firstLine.isEmpty else { return "-" }
+        return firstLine.count > summaryLength ? firstLine.prefix(summaryLength - 1) + "…" : String(firstLine)
+    }
+
+    /// `a | b | c (3600 s, multiple choice)`.
+    private static func describe(_ poll: Draft.Poll) -> String {
+        poll.options.joined(separator: " | ") + " (\(poll.expiresIn) s\(poll.multiple ? ", multiple choice" : ""))"
+    }
+}

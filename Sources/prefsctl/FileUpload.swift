@@ -1,0 +1,51 @@
+import Foundation
+import PrefsKit
+
+/// A file sent as an upload's body: read in 256 KiB pieces as the upload asks for them, never
+/// held whole. Its size, taken first, is sent as the body's length; a file that gets shorter
+/// meanwhile ends the upload (nothing is kept), one that grows is sent as it was.
+actor FileUpload {
+    /// How much is read at a time.
+    static let pieceSize = 256 * 1024
+
+    nonisolated let path: String
+    /// The file's size when the upload began.
+    nonisolated let size: Int64
+    private let handle: FileHandle
+    private var remaining: Int64
+
+    /// Opens `path`; `not_found` if it is not a file that can be read.
+    init(path: String) throws {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        guard let attributes, attributes[.type] as? FileAttributeType != .typeDirectory,
+            let size = (attributes[.size] as? NSNumber)?.int64Value, let handle = FileHandle(forReadingAtPath: path)
+        else {
+            throw PrefsError(.notFound, "Cannot read \(path): it is not a file this user can read.")
+        }
+        self.path = path
+        self.size = size
+        self.handle = handle
+        remaining = size
+    }
+
+    /// The file's bytes, piece by piece, each counted on `progress` as it is read.
+    nonisolated func bytes(reporting progress: TransferProgress?) -> AsyncThrowingStream<Data, any Error> {
+        AsyncThrowingStream { try await self.nextPiece(reporting: progress) }
+    }
+
+    private func nextPiece(reporting progress: TransferProgress?) throws -> Data? {
+        guard remaining > 0 else { return nil }
+        let piece: Data?
+        do {
+            piece = try handle.read(upToCount: Int(min(Int64(Self.pieceSize), remaining)))
+        } catch {
+            throw PrefsError(.invalidRequest, "Reading \(path) failed: \(error.localizedDescription); nothing was kept.")
+        }
+        guard let piece, !piece.isEmpty else {
+            throw PrefsError(.conflict, "\(path) got shorter while it was being sent; nothing was kept.")
+        }
+        remaining -= Int64(piece.count)
+        progress?.advance(by: piece.count)
+        return piece
+    }
+}
