@@ -1,0 +1,100 @@
+import Synchronization
+
+/// The effective preferences at one scope, kept in memory and current: loaded once with
+/// `list(scope:)`, then followed with one scoped watch from that revision, so nothing is missed
+/// in between. Reads are a dictionary lookup under a lock — no SQL, no request.
+///
+/// ``withPrefs(_:scope:operation:)`` makes one per context; the observation wrappers created
+/// inside it subscribe to it for their key.
+public final class PreferenceMirror: Sendable {
+    /// The service followed.
+    public let service: any PrefsService
+    /// The scope followed.
+    public let scope: ScopePath
+
+    private struct State: ~Copyable {
+        var values: [String: ResolvedPreference] = [:]
+        var observers: [String: [Int: @Sendable (ResolvedPreference) -> Void]] = [:]
+        var nextObserver = 0
+        var failure: PrefsError?
+    }
+
+    private let state = Mutex(State())
+    private let follower = Mutex<Task<Void, Never>?>(nil)
+
+    /// Loads the effective values at `scope`, then starts following their changes.
+    public init(service: any PrefsService, scope: ScopePath) async throws {
+        self.service = service
+        self.scope = scope
+        // A list carries the revision it was read at; an empty one does not, so take the
+        // revision before it: replaying from there can only repeat changes the list already has.
+        let before = try await service.status().revision
+        let values = try await service.list(scope: scope, prefix: nil)
+        let revision = values.first?.revision ?? before
+        state.withLock { state in
+            for value in values { state.values[value.key] = value }
+        }
+        let events = service.watch(WatchRequest(scope: scope, since: revision))
+        let task = Task { [weak self] in
+            do {
+                for try await event in events {
+                    guard let self else { return }
+                    self.apply(event)
+                }
+            } catch let error as PrefsError {
+                self?.state.withLock { $0.failure = error }
+            } catch {}
+        }
+        follower.withLock { $0 = task }
+    }
+
+    deinit {
+        follower.withLock { $0?.cancel() }
+    }
+
+    /// The effective value of `key` as last seen; `source: none` when it has none.
+    public func resolved(_ key: String) -> ResolvedPreference {
+        state.withLock { state in
+            state.values[key] ?? ResolvedPreference(key: key, scope: scope, value: .null, source: .none, revision: 0)
+        }
+    }
+
+    /// Why following stopped, if it did (the daemon went away, the store closed).
+    public var failure: PrefsError? { state.withLock { $0.failure } }
+
+    /// Calls `onChange` with the new effective value each time `key`'s changes. Keep the token:
+    /// the observation ends when it is released.
+    public func observe(_ key: String, onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
+        let id = state.withLock { state in
+            let id = state.nextObserver
+            state.nextObserver += 1
+            state.observers[key, default: [:]][id] = onChange
+            return id
+        }
+        return ObservationToken { [weak self] in
+            self?.state.withLock { state in _ = state.observers[key]?.removeValue(forKey: id) }
+        }
+    }
+
+    private func apply(_ event: ChangeEvent) {
+        guard let key = event.key, !event.kind.isNotice else { return }
+        let resolved = ResolvedPreference(
+            key: key, scope: scope, value: event.value ?? .null, source: event.source ?? .none, revision: event.revision)
+        let observers = state.withLock { state in
+            state.values[key] = resolved
+            return Array((state.observers[key] ?? [:]).values)
+        }
+        for observer in observers { observer(resolved) }
+    }
+}
+
+/// Ends an observation when released.
+public final class ObservationToken: Sendable {
+    private let cancel: @Sendable () -> Void
+
+    init(cancel: @escaping @Sendable () -> Void) {
+        self.cancel = cancel
+    }
+
+    deinit { cancel() }
+}

@@ -1,0 +1,86 @@
+import Observation
+import Synchronization
+
+/// A property that follows one preference's effective value at the context's scope, and tells
+/// Observation only when that value changes — not when another key changes, nor when a change
+/// is hidden by a nearer scope, a lock or an override.
+///
+/// ```swift
+/// final class TimelineModel {
+///     @PreferenceObserving(\.statusContentMode) var mode
+/// }
+/// try await withPrefs(store, scope: "/accounts/alice") {
+///     let model = TimelineModel()
+///     withObservationTracking { _ = model.mode } onChange: { … }   // fires on mode changes only
+///     try await model.$mode.set(.expanded)                           // writes at /accounts/alice
+/// }
+/// ```
+///
+/// Create it inside ``withPrefs(_:scope:operation:)``; it keeps that context. Reads come from
+/// memory (the context's ``PreferenceMirror``).
+@propertyWrapper
+public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: Observable, Sendable {
+    private let registrar = ObservationRegistrar()
+    private let key: TypedKey<Value>
+    private let context: PrefsContext
+    private let current: Mutex<(value: Value, source: PreferenceSource)>
+    private let token = Mutex<ObservationToken?>(nil)
+
+    /// Follows the key `keyPath` names, at the current context's scope.
+    public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
+        key = TypedKey(keyPath)
+        context = PrefsContext.required
+        current = Mutex(context.value(of: key))
+        let observation = context.mirror.observe(key.name) { [weak self] resolved in
+            self?.update(resolved)
+        }
+        token.withLock { $0 = observation }
+    }
+
+    /// The effective value. Reading it inside `withObservationTracking` tracks this key only.
+    public var wrappedValue: Value {
+        registrar.access(self, keyPath: \.wrappedValue)
+        return untrackedValue
+    }
+
+    /// The effective value, read without telling Observation (for wrappers built on this one).
+    var untrackedValue: Value { current.withLock { $0.value } }
+
+    /// The source, the updates, and a setter.
+    public var projectedValue: Projection { Projection(wrapper: self) }
+
+    private func update(_ resolved: ResolvedPreference) {
+        let value = key.value(of: resolved)
+        let changed = current.withLock { current in
+            defer { current = (value, resolved.source) }
+            return current.value != value
+        }
+        if changed {
+            registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+        }
+    }
+
+    /// What `$property` gives.
+    public struct Projection: Sendable {
+        fileprivate let wrapper: PreferenceObserving
+
+        /// Where the current value comes from.
+        public var source: PreferenceSource { wrapper.current.withLock { $0.source } }
+
+        /// The current value, then each new one.
+        public var updates: AsyncStream<Value> {
+            let wrapper = wrapper
+            return observationUpdates { wrapper.wrappedValue }
+        }
+
+        /// Sets the key at the context's scope.
+        public func set(_ value: Value) async throws {
+            try await wrapper.context.service.set(wrapper.key, value, scope: wrapper.context.scope)
+        }
+
+        /// Removes the value set at the context's scope, so the key resolves from above again.
+        public func reset() async throws {
+            try await wrapper.context.service.reset(wrapper.key.name, scope: wrapper.context.scope, recursive: false)
+        }
+    }
+}

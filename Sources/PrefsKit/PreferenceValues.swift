@@ -1,0 +1,79 @@
+import Synchronization
+
+/// Typed preference values, read and written key type by key type — the `EnvironmentValues`
+/// of preferences. Extend it with one property per key (by hand or with `@Preference`); the
+/// property's key path then names the key: `\.fontSize`.
+///
+/// A value holds the JSON of each key it was given; reading a key it has no JSON for, or JSON
+/// that does not decode as the key's type, gives the key's default.
+public struct PreferenceValues: Sendable {
+    /// JSON by key name.
+    public var json: [String: JSONValue]
+    /// When set, every key read is noted here (how a key path is turned into its key).
+    private let recorder: KeyRecorder?
+
+    /// Values from JSON by key name.
+    public init(json: [String: JSONValue] = [:]) {
+        self.json = json
+        self.recorder = nil
+    }
+
+    /// The value of `key`.
+    public subscript<Key: PreferenceKey>(key: Key.Type) -> Key.Value {
+        get {
+            recorder?.note(key)
+            return json[Key.name]?.decoded(as: Key.Value.self) ?? Key.defaultValue
+        }
+        set {
+            recorder?.note(key)
+            json[Key.name] = try? JSONValue(encoding: newValue)
+        }
+    }
+
+    /// The key a key path reads: `PreferenceValues.key(for: \.fontSize)` is `FontSizeKey.self`.
+    public static func key<Value>(for keyPath: KeyPath<PreferenceValues, Value>) -> any PreferenceKey.Type {
+        let recorder = KeyRecorder()
+        _ = PreferenceValues(recorder: recorder)[keyPath: keyPath]
+        guard let key = recorder.key else {
+            preconditionFailure("\(keyPath) does not read a PreferenceKey: declare it with self[SomeKey.self] or @Preference.")
+        }
+        return key
+    }
+
+    private init(recorder: KeyRecorder) {
+        self.json = [:]
+        self.recorder = recorder
+    }
+}
+
+/// Notes the last key a ``PreferenceValues`` read.
+private final class KeyRecorder: Sendable {
+    private let noted = Mutex<(any PreferenceKey.Type)?>(nil)
+    func note(_ key: any PreferenceKey.Type) { noted.withLock { $0 = key } }
+    var key: (any PreferenceKey.Type)? { noted.withLock { $0 } }
+}
+
+/// A typed key as a plain value: its name and default, taken once from a key path, so it can
+/// cross tasks (key paths are not `Sendable`).
+public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatable {
+    /// The key's name.
+    public let name: String
+    /// The key's default.
+    public let defaultValue: Value
+
+    /// The key `keyPath` reads.
+    public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
+        name = PreferenceValues.key(for: keyPath).name
+        defaultValue = PreferenceValues()[keyPath: keyPath]
+    }
+
+    /// The value a resolution gives: its JSON decoded, else the default.
+    public func value(of resolved: ResolvedPreference) -> Value {
+        resolved.isSet ? value(of: resolved.value) : defaultValue
+    }
+
+    /// JSON decoded as the key's type, else the default.
+    public func value(of json: JSONValue?) -> Value {
+        json?.decoded(as: Value.self) ?? defaultValue
+    }
+}

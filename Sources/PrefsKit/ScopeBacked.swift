@@ -1,0 +1,101 @@
+import Observation
+import Synchronization
+
+/// A preference with an optional local value: the local value if one is set, else the effective
+/// value at the context's scope — the seed's `EnvironmentBacked`. Setting it sets the local
+/// value only (nothing is stored); `$property.clear()` goes back to following the scope.
+///
+/// ```swift
+/// @ScopeBacked(\.avatarStyle) var avatarStyle      // the account's style…
+/// avatarStyle = .square                             // …until this view picks its own
+/// ```
+@propertyWrapper
+public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observable, Sendable {
+    private let registrar = ObservationRegistrar()
+    private let scoped: PreferenceObserving<Value>
+    private let local = Mutex<Value?>(nil)
+    private let forwarding = Mutex<ObservationToken?>(nil)
+
+    /// Follows `keyPath` at the current context's scope, with no local value.
+    public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
+        scoped = PreferenceObserving(keyPath)
+        followScope()
+    }
+
+    /// The local value if set, else the scope's. Observation tracks both.
+    public var wrappedValue: Value {
+        get {
+            registrar.access(self, keyPath: \.wrappedValue)
+            return local.withLock { $0 } ?? scoped.untrackedValue
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.wrappedValue) { local.withLock { $0 = newValue } }
+        }
+    }
+
+    /// Whether a local value is set, and a way to clear it.
+    public var projectedValue: Projection { Projection(wrapper: self) }
+
+    /// Re-registers, after each change of the scope's value, a tracking of it that forwards the
+    /// change to this wrapper's observers while no local value hides it.
+    private func followScope() {
+        withObservationTracking {
+            _ = scoped.wrappedValue
+        } onChange: { [weak self] in
+            guard let self else { return }
+            if self.local.withLock({ $0 == nil }) {
+                self.registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+            }
+            self.followScope()
+        }
+    }
+
+    /// What `$property` gives.
+    public struct Projection: Sendable {
+        fileprivate let wrapper: ScopeBacked
+
+        /// Whether the value is local rather than the scope's.
+        public var isLocal: Bool { wrapper.local.withLock { $0 != nil } }
+
+        /// Where the scope's value comes from.
+        public var scopeSource: PreferenceSource { wrapper.scoped.projectedValue.source }
+
+        /// Drops the local value: the property follows the scope again.
+        public func clear() {
+            wrapper.registrar.withMutation(of: wrapper, keyPath: \.wrappedValue) { wrapper.local.withLock { $0 = nil } }
+        }
+    }
+}
+
+/// Holds either a local object or reads it from the prefs context — the seed's
+/// `EnvironmentOrLocal`, for objects rather than single values.
+///
+/// ```swift
+/// @ScopeOrLocal(\.service) var prefs                 // the context's service…
+/// @ScopeOrLocal(wrappedValue: testStore) var prefs   // …or a given one
+/// ```
+@propertyWrapper
+public struct ScopeOrLocal<Value: Sendable>: Sendable {
+    private let local: Value?
+    private let read: @Sendable (PrefsContext) -> Value
+
+    /// Reads the context's value at `keyPath` (the context of the task that reads it).
+    public init(_ keyPath: any KeyPath<PrefsContext, Value> & Sendable) {
+        local = nil
+        read = { $0[keyPath: keyPath] }
+    }
+
+    /// A local value, whatever the context.
+    public init(wrappedValue: Value) {
+        local = wrappedValue
+        read = { _ in wrappedValue }
+    }
+
+    /// The local value, else the current context's.
+    public var wrappedValue: Value {
+        local ?? read(PrefsContext.required)
+    }
+
+    /// Whether the value is local.
+    public var projectedValue: Bool { local != nil }
+}

@@ -1,0 +1,94 @@
+import Observation
+import Synchronization
+
+/// Keeps a snapshot current: fetches it, then re-fetches it after each event of a watch started
+/// from the revision before the first fetch (so nothing in between is missed), and tells
+/// Observation only when the snapshot differs. The engine of ``DraftObserving`` and
+/// ``ThreadObserving``.
+final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendable {
+    private let registrar = ObservationRegistrar()
+    private let current: Mutex<Snapshot>
+    private let failure = Mutex<PrefsError?>(nil)
+    private let firstFetch = Latch()
+    private let following = Mutex<Task<Void, Never>?>(nil)
+
+    /// Starts with `initial`, then follows.
+    init(
+        initial: Snapshot, service: any PrefsService, watch request: WatchRequest,
+        fetch: @escaping @Sendable (any PrefsService) async throws -> Snapshot
+    ) {
+        current = Mutex(initial)
+        let firstFetch = firstFetch
+        let task = Task { [weak self] in
+            do {
+                let revision = try await service.status().revision
+                self?.replace(with: try await fetch(service))
+                firstFetch.open()
+                var request = request
+                request.since = revision
+                for try await event in service.watch(request) where !event.kind.isNotice {
+                    self?.replace(with: try await fetch(service))
+                }
+            } catch {
+                self?.failure.withLock { $0 = error as? PrefsError ?? PrefsError(.unavailable, "\(error)") }
+                firstFetch.open()
+            }
+        }
+        following.withLock { $0 = task }
+    }
+
+    deinit {
+        following.withLock { $0?.cancel() }
+    }
+
+    /// The snapshot; reading it inside `withObservationTracking` tracks it.
+    var snapshot: Snapshot {
+        registrar.access(self, keyPath: \.snapshot)
+        return current.withLock { $0 }
+    }
+
+    /// Returns once the first snapshot is in (or following failed).
+    func loaded() async {
+        await firstFetch.wait()
+    }
+
+    /// Why following stopped, if it did.
+    var error: PrefsError? { failure.withLock { $0 } }
+
+    /// The snapshot, then each new one.
+    var updates: AsyncStream<Snapshot> {
+        observationUpdates { self.snapshot }
+    }
+
+    private func replace(with snapshot: Snapshot) {
+        let changed = current.withLock { current in
+            defer { current = snapshot }
+            return current != snapshot
+        }
+        if changed { registrar.withMutation(of: self, keyPath: \.snapshot) {} }
+    }
+}
+
+/// A one-way gate: `wait()` returns once `open()` has been called.
+final class Latch: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiters.append(waiter) }
+                return state.isOpen
+            }
+            if isOpen { waiter.resume() }
+        }
+    }
+}
