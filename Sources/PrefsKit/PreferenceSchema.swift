@@ -136,22 +136,12 @@ extension PreferenceSchema: Codable {
         case type, `default`, min, max, maxLength, choices, description
     }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     public init(from decoder: any Decoder) throws {
         // Unknown fields are refused, so a typo such as "maxlen" is not silently ignored.
-        let known = Set(CodingKeys.allCases.map(\.stringValue))
-        let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).filter { !known.contains($0) }
-        if let first = unknown.sorted().first {
-            throw PrefsError(
-                .invalidSchema,
-                "Unknown schema field '\(first)'; a schema has \(CodingKeys.allCases.map(\.stringValue).joined(separator: ", "))."
-            )
+        do {
+            try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a schema")
+        } catch let error as PrefsError {
+            throw PrefsError(.invalidSchema, error.message)
         }
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let typeName = try container.decode(String.self, forKey: .type)
