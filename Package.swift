@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 /// Settings every target of this package shares: Swift 6 mode is the tools-version default;
@@ -29,10 +30,26 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // Tested with 600.0.1, 602.0.0 and 603.0.1; a range lets apps share it with other macro packages.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
     ],
     targets: [
         // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
-        .target(name: "PrefsKit", swiftSettings: swiftSettings),
+        .target(name: "PrefsKit", dependencies: ["PrefsKitMacros"], swiftSettings: swiftSettings),
+
+        // The @Preference macro's implementation (a compiler plugin; PrefsKit declares the macro).
+        .macro(
+            name: "PrefsKitMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // The SQLite store (GRDB). Its SQL lives in Migrations/ and is compiled into the binary.
         .target(
@@ -105,6 +122,18 @@ let package = Package(
         ),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PrefsKitMacrosTests",
+            dependencies: [
+                "PrefsKitMacros",
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PrefsStoreTests",
             dependencies: ["PrefsKit", "PrefsStore", .product(name: "Crypto", package: "swift-crypto")],
