@@ -14,11 +14,11 @@ extension PrefsClient {
     }
 
     public func createDraft(_ input: DraftInput) async throws -> Draft {
-        try await call("POST", "/v1/drafts", body: try JSONEncoder().encode(input))
+        try await call("POST", "/v1/drafts", body: try Self.encoder.encode(input))
     }
 
     public func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) async throws -> Draft {
-        try await call("PATCH", Self.path(of: id), body: try JSONEncoder().encode(patch), headers: Self.ifMatch(ifRevision))
+        try await call("PATCH", Self.path(of: id), body: try Self.encoder.encode(patch), headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
@@ -58,7 +58,7 @@ extension PrefsClient {
         async throws -> AttachmentResult
     {
         try await call(
-            "PATCH", Self.path(of: attachment, of: draft), body: try JSONEncoder().encode(patch), headers: Self.ifMatch(ifRevision))
+            "PATCH", Self.path(of: attachment, of: draft), body: try Self.encoder.encode(patch), headers: Self.ifMatch(ifRevision))
     }
 
     public func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?) async throws -> Draft {

@@ -49,7 +49,7 @@ public final class PrefsClient: PrefsService {
 
     @discardableResult
     public func apply(_ batch: PreferenceBatch) async throws -> WriteResult {
-        try await call("POST", "/v1/prefs:batch", body: try JSONEncoder().encode(batch))
+        try await call("POST", "/v1/prefs:batch", body: try Self.encoder.encode(batch))
     }
 
     @discardableResult
@@ -70,7 +70,7 @@ public final class PrefsClient: PrefsService {
 
     @discardableResult
     public func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult {
-        try await call("PUT", "/v1/schema", body: try JSONEncoder().encode(schemas))
+        try await call("PUT", "/v1/schema", body: try Self.encoder.encode(schemas))
     }
 
     public func dump(scope: ScopePath) async throws -> PrefsDump {
@@ -79,7 +79,7 @@ public final class PrefsClient: PrefsService {
 
     @discardableResult
     public func load(_ dump: PrefsDump) async throws -> WriteResult {
-        try await call("POST", "/v1/load", body: try JSONEncoder().encode(dump))
+        try await call("POST", "/v1/load", body: try Self.encoder.encode(dump))
     }
 
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
@@ -112,12 +112,9 @@ public final class PrefsClient: PrefsService {
 
     // MARK: - Requests
 
-    /// Dates (a draft's `createdAt`, `updatedAt`) come as ISO 8601.
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    /// The API's coders (``WireJSON``).
+    static let decoder = WireJSON.decoder()
+    static let encoder = WireJSON.encoder()
 
     /// Sends one request and decodes its answer, or throws the error it carries.
     func call<Answer: Decodable>(

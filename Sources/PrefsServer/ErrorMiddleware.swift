@@ -65,19 +65,15 @@ extension Response {
 
 /// The JSON coders the server uses.
 enum JSONCoding {
-    /// Sorted keys; dates (a draft's `createdAt`, `updatedAt`) as ISO 8601.
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    /// The API's encoder (``WireJSON``).
+    static let encoder = WireJSON.encoder()
+    private static let decoder = WireJSON.decoder()
 
     /// Decodes a request body, turning any failure into a clear `invalid_json`/`invalid_request`.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, what: String) throws -> T {
         let data = Data(buffer.readableBytesView)
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try decoder.decode(type, from: data)
         } catch let error as PrefsError {
             throw error
         } catch let error as DecodingError {

@@ -3,11 +3,7 @@ import PrefsKit
 
 /// The text/event-stream encoding of watch events.
 public enum ServerSentEvent {
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private static let encoder = WireJSON.encoder()
 
     /// `id: REVISION\nevent: KIND\ndata: JSON\n\n`.
     public static func encode(_ event: ChangeEvent) -> Data {

@@ -5,19 +5,8 @@ import PrefsKit
 /// How prefsctl prints: JSON for machines (`--json`, dates as ISO 8601 like the HTTP API),
 /// aligned text for people.
 enum Output {
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
-
-    private static let lineEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    private static let encoder = WireJSON.encoder(pretty: true)
+    private static let lineEncoder = WireJSON.encoder()
 
     /// `2025-03-14 09:26`, in the local time zone.
     private static let localTimeStyle = Date.VerbatimFormatStyle(

@@ -9,9 +9,7 @@ import Testing
     /// Reads what `prefsctl --json` prints (dates as ISO 8601), expecting it to have succeeded.
     static func decode<T: Decodable>(_ type: T.Type, _ result: CommandResult) throws -> T {
         #expect(result.status == 0, "\(result.stderr)")
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(type, from: Data(result.stdout.utf8))
+        return try WireJSON.decoder().decode(type, from: Data(result.stdout.utf8))
     }
 
     /// `count` pieces of `size` zero bytes.
@@ -125,9 +123,7 @@ import Testing
             let answer = try await transport.send(
                 HTTPRequestSpec(method: "PATCH", target: "/v1/drafts/\(id)", body: Data(#"{"text": "x"}"#.utf8), headers: [("If-Match", header)]))
             #expect(answer.status == 412)
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            #expect(try decoder.decode(ErrorBody.self, from: answer.body).current == before)
+            #expect(try WireJSON.decoder().decode(ErrorBody.self, from: answer.body).current == before)
         }
         let current = try await transport.send(
             HTTPRequestSpec(method: "PATCH", target: "/v1/drafts/\(id)", body: Data(#"{"text": "x"}"#.utf8), headers: [("If-Match", "\"2\"")]))

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The JSON the API speaks, in one place for the server, the client and `prefsctl`: object keys
+/// sorted, slashes bare, dates as ISO 8601 with milliseconds (`2026-11-21T14:25:07.123Z`).
+public enum WireJSON {
+    /// An encoder for API bodies and events; `pretty` for people.
+    public static func encoder(pretty: Bool = false) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(text(of: date))
+        }
+        return encoder
+    }
+
+    /// A decoder for API bodies and events; takes dates with or without fractions of a second.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = (try? withMilliseconds.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not an ISO 8601 date."))
+            }
+            return date
+        }
+        return decoder
+    }
+
+    private static let withMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// `2026-11-21T14:25:07.123Z`: milliseconds rounded, then written digit by digit, so a date
+    /// read back from its text writes the same text again (formatting a fraction truncates, and
+    /// .180 read back may be .17999…).
+    static func text(of date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let (wholeSeconds, positiveFraction) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        let whole = Date(timeIntervalSince1970: Double(wholeSeconds)).formatted(Date.ISO8601FormatStyle())
+        let digits = String(positiveFraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
+    }
+}
