@@ -187,6 +187,10 @@ final class UnixConnection: Sendable {
                 let written = send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
                 if written < 0 {
                     if errno == EINTR { continue }
+                    if errno == EPIPE || errno == ECONNRESET {
+                        // Closed before it read the request: refused, most likely (another user).
+                        throw closedEarly(true, HTTPParseError.malformed("closed while the request was sent"))
+                    }
                     throw PrefsError(.unavailable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
                 }
                 offset += written
