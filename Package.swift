@@ -114,6 +114,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // A compose-screen model on the Swift API; CI runs it.
+        .executableTarget(
+            name: "compose-example",
+            dependencies: ["PrefsKit", "PrefsStore", "PrefsClient"],
+            path: "Examples/ComposeExample",
+            swiftSettings: swiftSettings
+        ),
+
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
