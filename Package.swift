@@ -125,7 +125,7 @@ let package = Package(
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["PrefsKit", "PrefsStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 

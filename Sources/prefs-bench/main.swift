@@ -133,4 +133,13 @@ if section("attachments") {
     daemon.stop()
 }
 
+// MARK: In-process reads: embedded store, wrapper, context
+
+if section("reads") {
+    let reads = try await ReadCost.medians()
+    table.add("embedded resolve, ns per read (median)", reads.resolve, baseline: nil, target: "≤ 1 µs")
+    table.add("@PreferenceObserving read, ns (median)", reads.wrapper, baseline: nil, target: "≤ 1 µs")
+    table.add("withPrefs context read, ns (median)", reads.context, baseline: nil, target: "≤ 1 µs")
+}
+
 table.print()
