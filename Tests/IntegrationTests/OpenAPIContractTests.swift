@@ -7,8 +7,9 @@ import Testing
 /// request and, where it takes input, malformed ones derived from its documented parameters and
 /// body; every answer must carry a status the document lists for that operation (never a 500),
 /// every error body must be the documented `Error`, and every JSON answer must have the fields
-/// its documented schema names. The reverse holds too: every implemented route of DESIGN.md's
-/// table must be in the document.
+/// its documented schema names and decode as the Swift type it stands for. The reverse holds
+/// too: every route the server implements (DESIGN.md's table) must be in the document, and the
+/// document names no other.
 @Suite struct OpenAPIContractTests {
     /// `openapi.yaml` at the package root: three levels up from this file
     /// (`Tests/IntegrationTests/OpenAPIContractTests.swift`).
@@ -18,8 +19,10 @@ import Testing
         .deletingLastPathComponent()  // the package root
         .appending(path: "openapi.yaml")
 
-    /// The rows of DESIGN.md's HTTP API table that the server implements today (the drafts,
-    /// attachments and threads rows are not built yet). Each must be in the document.
+    /// Every row of DESIGN.md's HTTP API table, as the server routes it (DraftRoutes,
+    /// PreferenceRoutes, WatchRoute); path parameters are named as the router names them
+    /// (DESIGN.md's `{id}` and `{aid}` are `{draft}` and `{attachment}`). The document must
+    /// hold exactly these operations: adding a route means adding it here and documenting it.
     static let implementedRoutes: Set<String> = [
         "GET /v1/status",
         "GET /v1/prefs/{key}", "PUT /v1/prefs/{key}", "DELETE /v1/prefs/{key}",
@@ -29,17 +32,52 @@ import Testing
         "GET /v1/schema", "PUT /v1/schema",
         "GET /v1/schema/{key}", "PUT /v1/schema/{key}",
         "GET /v1/dump", "POST /v1/load",
+        "GET /v1/drafts", "POST /v1/drafts",
+        "GET /v1/drafts/{draft}", "PATCH /v1/drafts/{draft}", "DELETE /v1/drafts/{draft}",
+        "GET /v1/drafts/{draft}/validation",
+        "POST /v1/drafts/{draft}/attachments",
+        "GET /v1/drafts/{draft}/attachments/{attachment}/data",
+        "PATCH /v1/drafts/{draft}/attachments/{attachment}", "DELETE /v1/drafts/{draft}/attachments/{attachment}",
+        "GET /v1/threads/{thread}",
         "GET /v1/watch",
     ]
 
-    /// The statuses the server can answer with (PrefsError.Code.httpStatus, less 401/403, which
-    /// only a TCP listener with a token could give, and 500, which is a bug).
-    static let possibleStatuses: Set<Int> = [200, 400, 404, 409, 410, 412, 413, 503, 507]
+    /// The statuses the server can answer with: 200, 201 for creations, and
+    /// PrefsError.Code.httpStatus less 401/403, which only a TCP listener with a token could
+    /// give, and 500, which is a bug.
+    static let possibleStatuses: Set<Int> = [200, 201, 400, 404, 409, 410, 412, 413, 503, 507]
+
+    /// A draft id no draft has.
+    static let unknownID = "00000000-0000-0000-0000-000000000000"
 
     static func document() throws -> OpenAPIDocument {
         let document = OpenAPIDocument(text: try String(contentsOf: documentURL, encoding: .utf8))
         #expect(document.problems.isEmpty, "openapi.yaml breaks the layout this test reads: \(document.problems)")
         return document
+    }
+
+    /// The wire's JSON, as the server writes it: dates are ISO 8601 strings. This decoder takes
+    /// them with or without fractions of a second, and nothing else, so decoding an answer also
+    /// checks its dates.
+    static func wireDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            let parsed =
+                (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+                ?? (try? Date.ISO8601FormatStyle().parse(text))
+            guard let parsed else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not ISO 8601"))
+            }
+            return parsed
+        }
+        return decoder
+    }
+
+    static func wireEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
     }
 
     // MARK: - The document on its own
@@ -51,40 +89,88 @@ import Testing
         for route in Self.implementedRoutes.sorted() {
             #expect(documented.contains(route), "openapi.yaml does not document \(route)")
         }
+        for route in documented.subtracting(Self.implementedRoutes).sorted() {
+            Issue.record("openapi.yaml documents \(route), which is not in implementedRoutes")
+        }
         for operation in document.operations {
             let name = operation.name
-            #expect(operation.statuses.filter { (200..<300).contains($0) }.count == 1, "\(name): one success status")
+            let successes = operation.statuses.filter { (200..<300).contains($0) }
+            #expect(successes.count == 1, "\(name): one success status")
             #expect(operation.statuses.isSubset(of: Self.possibleStatuses), "\(name): \(operation.statuses.sorted())")
             let parameters = operation.parameterRefs.compactMap { document.parameters[$0] }
             #expect(parameters.count == operation.parameterRefs.count, "\(name): unknown parameter in \(operation.parameterRefs)")
-            let takesCheckedInput = operation.hasBody || parameters.contains { $0.name != "prefix" }
-            if takesCheckedInput { #expect(operation.statuses.contains(400), "\(name) takes input but documents no 400") }
+
+            // The path's `{name}`s are exactly its path parameters.
+            let templated = Set(operation.path.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }
+                .map { String($0.dropFirst().dropLast()) })
+            let pathParameters = Set(parameters.filter { $0.location == "path" }.map(\.name))
+            #expect(templated == pathParameters, "\(name): path parameters \(pathParameters.sorted())")
+
+            let checksAParameter = parameters.contains {
+                if case .refused = Self.parameterProbe(for: $0) { true } else { false }
+            }
+            let takesJSON = operation.requestMediaTypes.contains("application/json")
+            #expect(operation.hasBody == !operation.requestMediaTypes.isEmpty, "\(name): a request body names its media types")
+            if takesJSON || checksAParameter { #expect(operation.statuses.contains(400), "\(name) takes input but documents no 400") }
             if operation.hasBody { #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413") }
             if operation.method != "GET" {
                 #expect(operation.statuses.contains(503), "\(name) writes but documents no 503 (shutting down)")
+                #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
             }
-            if let success = operation.statuses.first(where: { (200..<300).contains($0) }), operation.path != "/v1/watch" {
-                #expect(operation.jsonSchemas[success] != nil, "\(name): its \(success) answer names no JSON schema")
+            if parameters.contains(where: { $0.location == "header" && $0.name == "If-Match" }) {
+                #expect(operation.statuses.contains(412), "\(name) takes If-Match but documents no 412")
+            }
+            if let success = successes.first {
+                let types = operation.mediaTypes[success] ?? []
+                #expect(!types.isEmpty, "\(name): its \(success) answer names no media type")
+                if types.contains("application/json") {
+                    #expect(operation.jsonSchemas[success] != nil, "\(name): its \(success) answer names no JSON schema")
+                }
             }
         }
         for name in [
             "ResolvedPreference", "ChainLayer", "WriteResult", "PreferenceList", "SchemaList", "PreferenceSchema",
             "PreferenceBatch", "PreferenceOperation", "PrefsDump", "ChangeEvent", "ServiceStatus", "Error",
+            "Draft", "Poll", "Attachment", "DraftValidation", "ValidationProblem", "DraftInput", "DraftPatch",
+            "AttachmentPatch", "AttachmentResult", "DraftList", "ThreadAnswer",
         ] {
             #expect(document.schemas[name] != nil, "openapi.yaml has no components/schemas/\(name)")
         }
+        let download = document.operations.first { $0.name == "GET /v1/drafts/{draft}/attachments/{attachment}/data" }
+        #expect(download?.headers[200]?.contains("Content-Disposition") == true, "the download documents no Content-Disposition")
     }
 
     /// The Swift wire types, fully populated and encoded as the server encodes them, have exactly
-    /// the fields the document names — including the ones live answers rarely carry.
+    /// the fields the document names — including the ones live answers rarely carry — and, for
+    /// the newer types, use every field it names (both ways). Request types decode back from
+    /// their encoding, so every documented field is one the server accepts.
     @Test func theWireTypesEncodeToTheDocumentedShapes() throws {
         let document = try Self.document()
-        let encoder = JSONEncoder()
+        let encoder = Self.wireEncoder()
+        func encoded(_ value: some Encodable) throws -> Any {
+            try JSONSerialization.jsonObject(with: try encoder.encode(value), options: .fragmentsAllowed)
+        }
         func check(_ value: some Encodable, as schema: String) throws {
-            let json = try JSONSerialization.jsonObject(with: try encoder.encode(value), options: .fragmentsAllowed)
-            let problems = document.problems(in: json, as: schema, at: schema)
+            let problems = document.problems(in: try encoded(value), as: schema, at: schema)
             #expect(problems.isEmpty, "\(problems)")
         }
+        /// Checks each value, and that together they carry every property the schema names.
+        func checkEvery<T: Encodable>(_ values: [T], as schema: String) throws {
+            var seen = Set<String>()
+            for value in values {
+                let json = try encoded(value)
+                let problems = document.problems(in: json, as: schema, at: schema)
+                #expect(problems.isEmpty, "\(problems)")
+                if let object = json as? [String: Any] { seen.formUnion(object.keys) }
+            }
+            let unused = (document.schemas[schema]?.properties ?? []).subtracting(seen)
+            #expect(unused.isEmpty, "\(schema) documents \(unused.sorted()), which no encoded Swift value has")
+        }
+        func roundTrips<T: Codable & Equatable>(_ value: T) throws {
+            let decoded = try Self.wireDecoder().decode(T.self, from: try encoder.encode(value))
+            #expect(decoded == value, "\(T.self) does not decode back from its encoding")
+        }
+
         let schema = PreferenceSchema(
             type: .int, defaultValue: 5, minimum: 1, maximum: 10, maxLength: nil, choices: nil, description: "Size.")
         try check(schema, as: "PreferenceSchema")
@@ -111,40 +197,106 @@ import Testing
                 locks: [.init(key: "ui.size", scope: "/a")]),
             as: "PrefsDump")
         try check(
-            ChangeEvent(
-                revision: 9, kind: .set, key: "ui.size", scope: "/a", value: 3, source: .scope("/a"), draft: "d",
-                attachment: "x"),
-            as: "ChangeEvent")
-        try check(
             ServiceStatus(
                 version: prefsVersion, database: "/tmp/p.sqlite", revision: 9, oldestRevision: 1, uptimeSeconds: 1.5,
                 pid: 42, counts: .init(keys: 1, values: 2, locks: 3, schemas: 4, overrides: 5, watchers: 6)),
             as: "ServiceStatus")
-        try check(ErrorBody(PrefsError(.compacted, "Gone.", oldestRevision: 21)), as: "Error")
-        // Every error code the server can send is one the document lists.
+
+        // Drafts, both ways.
+        let draftID = UUID()
+        let poll = Draft.Poll(options: ["yes", "no"], expiresIn: 3600, multiple: true)
+        let attachment = Attachment(
+            id: UUID(), draft: draftID, position: 0, kind: .image, mimeType: "image/png", filename: "a.png", byteSize: 3,
+            sha256: String(repeating: "ab", count: 32), altText: "A cat.", width: 640, height: 480)
+        let draft = Draft(
+            id: draftID, account: "alice", thread: "t1", position: 0, replyTo: "109", text: "Hello",
+            contentWarning: "cw", visibility: .unlisted, language: "pt-BR", sensitive: true, poll: poll,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000.123), updatedAt: Date(), revision: 3,
+            attachments: [attachment])
+        try checkEvery([draft], as: "Draft")
+        try checkEvery([poll], as: "Poll")
+        try checkEvery([attachment], as: "Attachment")
+        let problem = ValidationProblem(code: "too_long", field: "text", message: "Too long.")
+        try checkEvery([problem], as: "ValidationProblem")
+        try checkEvery([DraftValidation(problems: [problem], revision: 3)], as: "DraftValidation")
+        try checkEvery([AttachmentResult(attachment: attachment, draft: draft)], as: "AttachmentResult")
+        let input = DraftInput(
+            account: "alice", text: "Hi", thread: "t1", position: 0, replyTo: "109", contentWarning: "cw",
+            visibility: .direct, language: "en", sensitive: false, poll: poll)
+        try checkEvery([input], as: "DraftInput")
+        try roundTrips(input)
+        var patch = DraftPatch()
+        patch.text = .set("Hi")
+        patch.thread = .set("t2")
+        patch.position = .set(1)
+        patch.replyTo = .set("110")
+        patch.contentWarning = .set("cw")
+        patch.visibility = .set(.private)
+        patch.language = .set("de")
+        patch.sensitive = .set(true)
+        patch.poll = .set(poll)
+        var clearing = DraftPatch()
+        clearing.thread = .clear
+        clearing.contentWarning = .clear
+        clearing.poll = .clear
+        try checkEvery([patch, clearing], as: "DraftPatch")
+        try roundTrips(patch)
+        try roundTrips(clearing)
+        let attachmentPatch = AttachmentPatch(altText: .set("A dog."), position: .set(0))
+        try checkEvery([attachmentPatch, AttachmentPatch(altText: .clear)], as: "AttachmentPatch")
+        try roundTrips(attachmentPatch)
+        try roundTrips(AttachmentPatch(altText: .clear))
+
+        try checkEvery(
+            [
+                ChangeEvent(
+                    revision: 9, kind: .set, key: "ui.size", scope: "/a", value: 3, source: .scope("/a")),
+                ChangeEvent(
+                    revision: 10, kind: .attachmentUpdated, draft: draftID.uuidString, attachment: attachment.id.uuidString,
+                    account: "alice", thread: "t2", previousThread: "t1", draftRevision: 4, valid: true),
+            ],
+            as: "ChangeEvent")
+        let compacted = ErrorBody(PrefsError(.compacted, "Gone.", oldestRevision: 21))
+        let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
+        try checkEvery([compacted, stale], as: "Error")
+        try checkEvery([compacted.error, stale.error], as: "ErrorDetail")
+
+        // The documented enums are exactly the Swift ones.
         let codes = Set(document.enumValues(of: "ErrorDetail", property: "code"))
-        for code in PrefsError.Code.allCases {
-            #expect(codes.contains(code.rawValue), "ErrorDetail.code does not list \(code.rawValue)")
-        }
+        #expect(codes == Set(PrefsError.Code.allCases.map(\.rawValue)), "ErrorDetail.code: \(codes.sorted())")
+        let visibilities = Set(document.schemas["Visibility"]?.values ?? [])
+        #expect(visibilities == Set(Draft.Visibility.allCases.map(\.rawValue)), "Visibility: \(visibilities.sorted())")
+        let kinds = Set(document.schemas["AttachmentKind"]?.values ?? [])
+        #expect(kinds == Set(Attachment.Kind.allCases.map(\.rawValue)), "AttachmentKind: \(kinds.sorted())")
+        // ChangeEvent.Kind is open (a struct), so its kinds are listed here.
+        let eventKinds: [ChangeEvent.Kind] = [
+            .set, .reset, .lock, .unlock, .schema, .draftCreated, .draftUpdated, .draftDeleted, .attachmentAdded,
+            .attachmentUpdated, .attachmentRemoved, .validation, .progress, .overflow, .shutdown,
+        ]
+        let documentedKinds = Set(document.enumValues(of: "ChangeEvent", property: "kind"))
+        #expect(documentedKinds == Set(eventKinds.map(\.rawValue)), "ChangeEvent.kind: \(documentedKinds.sorted())")
     }
 
     // MARK: - The daemon against the document
 
     @Test func everyOperationAnswersOnlyWhatTheDocumentLists() async throws {
         let document = try Self.document()
-        // A short change log, so an old `since` is compacted (410); a small value limit, so 413
-        // is cheap to reach.
-        let daemon = try await Daemon(arguments: ["--retain-changes", "4", "--max-value-bytes", "1024"])
+        // A short change log, so an old `since` is compacted (410); small value and attachment
+        // limits, so 413 is cheap to reach.
+        let daemon = try await Daemon(arguments: [
+            "--retain-changes", "4", "--max-value-bytes", "1024", "--max-attachment-bytes", "1024",
+        ])
         let client = daemon.client
         try await client.register(schemas: ["ui.size": PreferenceSchema(type: .int, defaultValue: 5, minimum: 1, maximum: 10)])
         try await client.set("ui.size", to: 3, scope: "/accounts/alice")
         try await client.set("locked.key", to: 1, scope: "/a")
         try await client.lock("locked.key", scope: "/a")
         try await client.lock("unlock.me", scope: "/")
+        let fixtures = try await Self.makeDraftFixtures(client)
         for index in 0..<8 { try await client.set("filler.key", to: .integer(Int64(index))) }
         #expect(try await client.status().oldestRevision > 2, "the change log should have been compacted")
 
-        let probes = Self.probes
+        let probes = Self.probes(fixtures)
         var byOperation: [String: [Probe]] = [:]
         for probe in probes { byOperation[probe.operation, default: []].append(probe) }
 
@@ -165,13 +317,23 @@ import Testing
             all += Self.malformed(from: base, operation: operation, document: document)
         }
 
+        let decoder = Self.wireDecoder()
         var checked = Set<String>()
         for probe in all {
             guard let operation = documented[probe.operation] else { continue }
             let revision = try await client.status().revision
-            let answer = try await Self.send(probe, socket: daemon.socketPath, revision: revision)
+            let draftRevision = try await Self.draftRevision(for: probe, socket: daemon.socketPath)
+            let answer = try await Self.send(probe, socket: daemon.socketPath, revision: revision, draftRevision: draftRevision)
             let label = "\(probe.method) \(probe.target(revision: revision)) (\(probe.note))"
-            let text = String(decoding: answer.body, as: UTF8.self)
+            let text = String(decoding: answer.body.prefix(2000), as: UTF8.self)
+            // What a probe sends is documented: its query items and headers (but the body's type).
+            let parameters = Set(operation.parameterRefs.compactMap { document.parameters[$0] }.map { "\($0.location) \($0.name)" })
+            for (name, _) in probe.query {
+                #expect(parameters.contains("query \(name)"), "\(label): query parameter '\(name)' is not documented")
+            }
+            for (name, _) in probe.headers where name.lowercased() != "content-type" {
+                #expect(parameters.contains("header \(name)"), "\(label): header '\(name)' is not documented")
+            }
             #expect(answer.status != 500, "\(label) answered 500: \(text)")
             #expect(operation.statuses.contains(answer.status), "\(label) answered \(answer.status), undocumented: \(text)")
             #expect(answer.status == probe.expected, "\(label) answered \(answer.status), not \(probe.expected): \(text)")
@@ -184,14 +346,24 @@ import Testing
                         let problems = document.problems(in: json, as: schema, at: schema)
                         #expect(problems.isEmpty, "\(label): \(problems)")
                     }
+                    if let decodes = Self.swiftTypes[schema] {
+                        do { try decodes(answer.body) } catch { Issue.record("\(label): does not decode as \(schema): \(error)") }
+                    }
                 }
                 probe.checkAnswer?(answer.body)
             } else {
-                let error = try? JSONDecoder().decode(ErrorBody.self, from: answer.body)
+                let error = try? decoder.decode(ErrorBody.self, from: answer.body)
                 #expect(error != nil, "\(label): the error body is not an ErrorBody: \(text)")
                 #expect(error?.error.code.isEmpty == false, "\(label): the error has no code")
                 if let code = probe.expectedCode { #expect(error?.error.code == code, "\(label): \(text)") }
                 if answer.status == 410 { #expect(error?.error.oldestRevision != nil, "\(label): no oldestRevision") }
+                if answer.status == 412 {
+                    #expect(
+                        error?.current?.id.uuidString.lowercased() == probe.pathParameters["draft"]?.lowercased(),
+                        "\(label): 412 without the current draft: \(text)")
+                } else {
+                    #expect(error?.current == nil, "\(label): only a 412 carries `current`")
+                }
                 if let json = try? JSONSerialization.jsonObject(with: answer.body) {
                     let problems = document.problems(in: json, as: "Error", at: "Error")
                     #expect(problems.isEmpty, "\(label): \(problems)")
@@ -203,7 +375,7 @@ import Testing
 
     /// The success case of `GET /v1/watch`, read with a bound: a replayed event's `id:`,
     /// `event:` and `data:` agree with each other and with the `ChangeEvent` schema, and the
-    /// client decodes the same stream.
+    /// client decodes the same stream — for a key, a scope, and a draft, a thread and an account.
     @Test func theWatchStreamCarriesDocumentedEvents() async throws {
         let document = try Self.document()
         let daemon = try await Daemon()
@@ -230,6 +402,33 @@ import Testing
             }
         }
 
+        // Draft watches: a draft moved out of its thread, seen by its id, its old thread and
+        // its account.
+        let draft = try await client.createDraft(DraftInput(account: "alice", text: "Hello", thread: "t1"))
+        let beforeMove = try await client.status().revision
+        var leave = DraftPatch()
+        leave.thread = .clear
+        _ = try await client.updateDraft(draft.id, leave, ifRevision: 1)
+        for query in ["draft=\(draft.id.uuidString)", "thread=t1", "account=alice"] {
+            let target = "/v1/watch?\(query)&since=\(beforeMove)"
+            let (status, fields) = try await Self.firstEvent(socket: socket, target: target)
+            #expect(status == 200, "\(target)")
+            let data = try #require(fields["data"], "\(target): no data in \(fields)")
+            let json = try JSONSerialization.jsonObject(with: Data(data.utf8))
+            let problems = document.problems(in: json, as: "ChangeEvent", at: "ChangeEvent")
+            #expect(problems.isEmpty, "\(target): \(problems)")
+            let event = try JSONDecoder().decode(ChangeEvent.self, from: Data(data.utf8))
+            #expect(fields["id"] == String(event.revision), "\(target): \(fields)")
+            #expect(fields["event"] == "draft.updated", "\(target): \(fields)")
+            #expect(event.revision == beforeMove + 1, "\(target)")
+            #expect(event.draft == draft.id.uuidString, "\(target)")
+            #expect(event.account == "alice", "\(target)")
+            #expect(event.thread == nil, "\(target): the draft left its thread")
+            #expect(event.previousThread == "t1", "\(target)")
+            #expect(event.draftRevision == 2, "\(target)")
+            #expect(event.valid == true, "\(target)")
+        }
+
         // The client reads the same stream; bounded, so a silent stream fails instead of hanging.
         let event = try await withContractTimeout(seconds: 10, "client.watch") {
             for try await event in client.watch(WatchRequest(keys: ["w.key"], since: since)) where !event.kind.isNotice {
@@ -241,6 +440,54 @@ import Testing
         #expect(event.key == "w.key")
         #expect(event.revision == since + 1)
     }
+
+    /// The attachment download, read raw: the documented headers are there, `Content-Type` is
+    /// the stored MIME type (`application/octet-stream` when nothing better was known), and
+    /// `Content-Disposition` names the file, with RFC 6266's `filename*` for a name that is not
+    /// ASCII.
+    @Test func theAttachmentDownloadCarriesTheDocumentedHeaders() async throws {
+        let document = try Self.document()
+        let download = try #require(document.operations.first { $0.name == "GET /v1/drafts/{draft}/attachments/{attachment}/data" })
+        let documentedHeaders = download.headers[200] ?? []
+        let daemon = try await Daemon()
+        let client = daemon.client
+        let draft = try await client.createDraft(DraftInput(account: "alice"))
+        let uploads: [(AttachmentUpload, String, disposition: String)] = [
+            (AttachmentUpload(filename: "photo.png", mimeType: "image/png"), "png bytes", #"attachment; filename="photo.png""#),
+            (AttachmentUpload(filename: "blob"), "some bytes", #"attachment; filename="blob""#),
+            (
+                AttachmentUpload(filename: #"été "1".txt"#), "text",
+                #"attachment; filename="_t_ \"1\".txt"; filename*=UTF-8''%C3%A9t%C3%A9%20%221%22.txt"#
+            ),
+        ]
+        for (upload, content, disposition) in uploads {
+            let bytes = AsyncThrowingStream<Data, any Error> { $0.yield(Data(content.utf8)); $0.finish() }
+            let result = try await client.addAttachment(to: draft.id, upload, ifRevision: nil, bytes: bytes)
+            let attachment = result.attachment
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send(
+                "GET /v1/drafts/\(draft.id.uuidString)/attachments/\(attachment.id.uuidString)/data HTTP/1.1\r\n"
+                    + "Host: prefsd\r\nConnection: close\r\n\r\n")
+            let raw = socket.readToEnd()
+            let parts = raw.components(separatedBy: "\r\n\r\n")
+            let head = parts[0].components(separatedBy: "\r\n")
+            #expect(head.first?.hasPrefix("HTTP/1.1 200") == true, "\(upload.filename): \(raw)")
+            var headers: [String: String] = [:]
+            for line in head.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            for name in documentedHeaders.sorted() {
+                #expect(headers[name.lowercased()] != nil, "\(upload.filename): no \(name) in \(headers)")
+            }
+            let expectedType = upload.mimeType ?? Filename.mimeType(for: upload.filename)
+            #expect(attachment.mimeType == expectedType, "\(upload.filename)")
+            #expect(headers["content-type"] == attachment.mimeType, "\(upload.filename): \(headers)")
+            #expect(headers["content-length"] == String(attachment.byteSize), "\(upload.filename): \(headers)")
+            #expect(headers["content-disposition"] == disposition, "\(upload.filename): \(headers)")
+            #expect(parts.dropFirst().joined(separator: "\r\n\r\n") == content, "\(upload.filename): \(raw)")
+        }
+    }
 }
 
 // MARK: - Probes
@@ -251,10 +498,12 @@ extension OpenAPIContractTests {
         var method: String
         /// The documented path, e.g. `/v1/prefs/{key}`.
         var path: String
-        /// The `{key}` to put in the path.
-        var key: String?
+        /// The value of each `{name}` in the path.
+        var pathParameters: [String: String]
         /// Query items; the value `$revision` stands for the store's revision when sent.
         var query: [(String, String)] = []
+        /// Headers; the value `$revision` stands for the store's revision when sent, and
+        /// `$draftRevision` for the revision of the draft in the path.
         var headers: [(String, String)] = []
         var body: String?
         var expected: Int
@@ -264,13 +513,14 @@ extension OpenAPIContractTests {
         var checkAnswer: (@Sendable (Data) -> Void)?
 
         init(
-            _ method: String, _ path: String, key: String? = nil, query: [(String, String)] = [],
-            headers: [(String, String)] = [], body: String? = nil, expect expected: Int, code: String? = nil,
-            _ note: String, check: (@Sendable (Data) -> Void)? = nil
+            _ method: String, _ path: String, key: String? = nil, params: [String: String] = [:],
+            query: [(String, String)] = [], headers: [(String, String)] = [], body: String? = nil,
+            expect expected: Int, code: String? = nil, _ note: String, check: (@Sendable (Data) -> Void)? = nil
         ) {
             self.method = method
             self.path = path
-            self.key = key
+            self.pathParameters = params
+            if let key { pathParameters["key"] = key }
             self.query = query
             self.headers = headers
             self.body = body
@@ -285,7 +535,17 @@ extension OpenAPIContractTests {
         func target(revision: Revision) -> String {
             var allowed = CharacterSet.alphanumerics
             allowed.insert(charactersIn: "-._~/:@")
-            let path = key.map { self.path.replacingOccurrences(of: "{key}", with: $0) } ?? self.path
+            var segmentAllowed = allowed
+            segmentAllowed.remove("/")
+            let path = self.path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
+                let name = String(segment.dropFirst().dropLast())
+                guard let value = pathParameters[name] else {
+                    Issue.record("\(operation): no value for {\(name)}")
+                    return String(segment)
+                }
+                return value.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? value
+            }.joined(separator: "/")
             let items = query.map { name, value in
                 let value = value == "$revision" ? String(revision) : value
                 return "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
@@ -293,8 +553,11 @@ extension OpenAPIContractTests {
             return items.isEmpty ? path : path + "?" + items.joined(separator: "&")
         }
 
-        func resolvedHeaders(revision: Revision) -> [(String, String)] {
-            headers.map { ($0.0, $0.1 == "$revision" ? String(revision) : $0.1) }
+        func resolvedHeaders(revision: Revision, draftRevision: Int64?) -> [(String, String)] {
+            headers.map { name, value in
+                let value = value == "$revision" ? String(revision) : value
+                return (name, value.replacingOccurrences(of: "$draftRevision", with: String(draftRevision ?? 0)))
+            }
         }
 
         /// This probe with query item `name` set to `value` (added if absent).
@@ -318,11 +581,72 @@ extension OpenAPIContractTests {
         }
     }
 
+    /// The drafts the probes work on, made before they run.
+    struct DraftFixtures: Sendable {
+        /// alice's draft at position 0 of thread t1, at a revision above 1, with two attachments.
+        var main: String
+        /// alice's draft at position 1 of thread t1; a probe deletes it.
+        var doomed: String
+        /// An attachment of `main`, and its bytes.
+        var photo: String
+        var photoBytes: String
+        /// An attachment of `main`; a probe removes it.
+        var spare: String
+    }
+
+    static func makeDraftFixtures(_ client: PrefsClient) async throws -> DraftFixtures {
+        func bytes(_ text: String) -> AsyncThrowingStream<Data, any Error> {
+            AsyncThrowingStream { $0.yield(Data(text.utf8)); $0.finish() }
+        }
+        let main = try await client.createDraft(DraftInput(account: "alice", text: "Hello", thread: "t1", contentWarning: "cw"))
+        let doomed = try await client.createDraft(DraftInput(account: "alice", text: "Second", thread: "t1"))
+        let photoBytes = "not really a png"
+        let photo = try await client.addAttachment(
+            to: main.id, AttachmentUpload(filename: "photo.png", mimeType: "image/png"), ifRevision: 1, bytes: bytes(photoBytes))
+        let spare = try await client.addAttachment(
+            to: main.id, AttachmentUpload(filename: "spare.png", mimeType: "image/png"), ifRevision: 2, bytes: bytes("spare"))
+        return DraftFixtures(
+            main: main.id.uuidString, doomed: doomed.id.uuidString, photo: photo.attachment.id.uuidString,
+            photoBytes: photoBytes, spare: spare.attachment.id.uuidString)
+    }
+
+    /// The Swift type each documented success schema stands for, as a decoding: an answer must
+    /// decode as it (dates included).
+    static let swiftTypes: [String: @Sendable (Data) throws -> Void] = [
+        "ResolvedPreference": { _ = try wireDecoder().decode(ResolvedPreference.self, from: $0) },
+        "WriteResult": { _ = try wireDecoder().decode(WriteResult.self, from: $0) },
+        "PreferenceSchema": { _ = try wireDecoder().decode(PreferenceSchema.self, from: $0) },
+        "PrefsDump": { _ = try wireDecoder().decode(PrefsDump.self, from: $0) },
+        "ServiceStatus": { _ = try wireDecoder().decode(ServiceStatus.self, from: $0) },
+        "Draft": { _ = try wireDecoder().decode(Draft.self, from: $0) },
+        "DraftValidation": { _ = try wireDecoder().decode(DraftValidation.self, from: $0) },
+        "AttachmentResult": { _ = try wireDecoder().decode(AttachmentResult.self, from: $0) },
+        "DraftList": { _ = try wireDecoder().decode(DraftListAnswer.self, from: $0) },
+        "ThreadAnswer": { _ = try wireDecoder().decode(ThreadAnswer.self, from: $0) },
+    ]
+
+    /// `DraftList` and `ThreadAnswer`, which have no public Swift type.
+    struct DraftListAnswer: Decodable {
+        var drafts: [Draft]
+    }
+
+    struct ThreadAnswer: Decodable {
+        var thread: String
+        var drafts: [Draft]
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ body: Data) -> T? {
+        try? wireDecoder().decode(type, from: body)
+    }
+
     /// Well-formed requests for every operation (the first 2xx one of each is also the base its
     /// malformed variants are made from), and requests that reach the documented non-400 errors.
     /// They run in order against the state `everyOperationAnswersOnlyWhatTheDocumentLists` sets up.
-    static var probes: [Probe] {
+    static func probes(_ fixtures: DraftFixtures) -> [Probe] {
         let big = "\"" + String(repeating: "x", count: 2000) + "\""
+        let longText = String(repeating: "x", count: DraftFieldRules.maximumTextLength + 1)
+        let main = fixtures.main
+        let unknown = unknownID
         return [
             Probe("GET", "/v1/status", expect: 200, "status"),
 
@@ -398,44 +722,246 @@ extension OpenAPIContractTests {
                 expect: 409, code: "locked", "a value below a lock"),
             Probe("POST", "/v1/load", body: #"{"format": 2}"#, expect: 400, code: "invalid_request", "unknown format"),
 
+            // Drafts.
+            Probe(
+                "GET", "/v1/drafts", query: [("account", "alice")], expect: 200, "alice's drafts",
+                check: { body in
+                    let ids = decode(DraftListAnswer.self, body)?.drafts.map(\.id.uuidString)
+                    #expect(ids == [fixtures.main, fixtures.doomed], "by thread position")
+                }),
+            Probe("GET", "/v1/drafts", expect: 200, "every draft"),
+            Probe(
+                "GET", "/v1/drafts", query: [("account", "nobody"), ("thread", "no/such thread")], expect: 200,
+                "filters no draft matches", check: { body in #expect(decode(DraftListAnswer.self, body)?.drafts.isEmpty == true) }),
+
+            Probe(
+                "POST", "/v1/drafts",
+                body: #"{"account": "bob", "text": "Hi", "thread": "t2", "position": 0, "replyTo": "109", "contentWarning": "cw", "visibility": "unlisted", "language": "pt-BR", "sensitive": true, "poll": {"options": ["a", "b"], "expiresIn": 60, "multiple": false}}"#,
+                expect: 201, "every field",
+                check: { body in
+                    let draft = decode(Draft.self, body)
+                    #expect(draft?.revision == 1)
+                    #expect(draft?.position == 0)
+                    #expect(draft?.visibility == .unlisted)
+                    #expect(draft?.poll?.options == ["a", "b"])
+                }),
+            Probe("POST", "/v1/drafts", body: #"{"account": "bob", "txt": "Hi"}"#, expect: 400, code: "invalid_request", "unknown field"),
+            Probe("POST", "/v1/drafts", body: #"{"text": "Hi"}"#, expect: 400, code: "invalid_request", "no account"),
+            Probe("POST", "/v1/drafts", body: #"{"account": "a/b"}"#, expect: 400, code: "invalid_request", "account not a scope segment"),
+            Probe(
+                "POST", "/v1/drafts", body: #"{"account": "bob", "thread": "t1"}"#, expect: 400, code: "invalid_request",
+                "a thread of alice's"),
+            Probe("POST", "/v1/drafts", body: #"{"account": "bob", "position": 0}"#, expect: 400, code: "invalid_request", "position without thread"),
+            Probe(
+                "POST", "/v1/drafts", body: #"{"account": "bob", "text": "\#(longText)"}"#, expect: 413, code: "too_large",
+                "text over 100 000 characters"),
+
+            Probe(
+                "GET", "/v1/drafts/{draft}", params: ["draft": main], expect: 200, "with attachments",
+                check: { body in #expect(decode(Draft.self, body)?.attachments.count == 2) }),
+            Probe(
+                "GET", "/v1/drafts/{draft}", params: ["draft": main.lowercased()], expect: 200, "id in lower case"),
+            Probe("GET", "/v1/drafts/{draft}", params: ["draft": unknown], expect: 404, code: "not_found", "no such draft"),
+
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], headers: [("If-Match", "\"$draftRevision\"")],
+                body: #"{"text": "Edited", "contentWarning": null, "language": "en"}"#, expect: 200, "set and clear",
+                check: { body in
+                    let draft = decode(Draft.self, body)
+                    #expect(draft?.text == "Edited")
+                    #expect(draft?.contentWarning == nil)
+                    #expect(draft?.language == "en")
+                }),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], headers: [("If-Match", "1")], body: #"{"text": "x"}"#,
+                expect: 412, code: "stale_revision", "stale If-Match"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], body: #"{"txt": "x"}"#, expect: 400,
+                code: "invalid_request", "unknown field"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], body: #"{"thread": null, "position": 0}"#,
+                expect: 400, code: "invalid_request", "position without thread"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], body: #"{"visibility": "secret"}"#, expect: 400,
+                code: "invalid_request", "unknown visibility"),
+            Probe("PATCH", "/v1/drafts/{draft}", params: ["draft": unknown], body: "{}", expect: 404, code: "not_found", "no such draft"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}", params: ["draft": main], body: #"{"contentWarning": "\#(longText)"}"#,
+                expect: 413, code: "too_large", "content warning over 100 000 characters"),
+
+            Probe(
+                "GET", "/v1/drafts/{draft}/validation", params: ["draft": main], expect: 200, "valid",
+                check: { body in #expect(decode(DraftValidation.self, body)?.valid == true) }),
+            Probe("GET", "/v1/drafts/{draft}/validation", params: ["draft": unknown], expect: 404, code: "not_found", "no such draft"),
+
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main],
+                query: [("filename", "cat.png"), ("kind", "image"), ("alt", "A cat.")],
+                headers: [("Content-Type", "image/png"), ("If-Match", "$draftRevision")], body: "png bytes",
+                expect: 201, "an image",
+                check: { body in
+                    let result = decode(AttachmentResult.self, body)
+                    #expect(result?.attachment.mimeType == "image/png")
+                    #expect(result?.attachment.altText == "A cat.")
+                    #expect(result?.attachment.position == 2)
+                    #expect(result?.draft.attachments.count == 3)
+                }),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "../notes.txt")],
+                headers: [("Content-Type", "application/octet-stream")], body: "", expect: 201, "empty, type from the name",
+                check: { body in
+                    let attachment = decode(AttachmentResult.self, body)?.attachment
+                    #expect(attachment?.filename == "notes.txt")
+                    #expect(attachment?.mimeType == "text/plain")
+                    #expect(attachment?.kind == .file)
+                    #expect(attachment?.byteSize == 0)
+                }),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "big.bin")],
+                headers: [("Content-Type", "application/octet-stream")], body: String(repeating: "x", count: 2000), expect: 413, code: "too_large", "over --max-attachment-bytes"),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "a.png")],
+                headers: [("Content-Type", "text/plain"), ("If-Match", "1")], body: "x", expect: 412, code: "stale_revision", "stale If-Match"),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": unknown], query: [("filename", "a.png")],
+                headers: [("Content-Type", "image/png")], body: "x", expect: 404, code: "not_found", "no such draft"),
+
+            Probe(
+                "GET", "/v1/drafts/{draft}/attachments/{attachment}/data", params: ["draft": main, "attachment": fixtures.photo],
+                expect: 200, "the bytes",
+                check: { body in #expect(String(decoding: body, as: UTF8.self) == fixtures.photoBytes) }),
+            Probe(
+                "GET", "/v1/drafts/{draft}/attachments/{attachment}/data", params: ["draft": main, "attachment": unknown],
+                expect: 404, code: "not_found", "no such attachment"),
+            Probe(
+                "GET", "/v1/drafts/{draft}/attachments/{attachment}/data", params: ["draft": fixtures.doomed, "attachment": fixtures.photo],
+                expect: 404, code: "not_found", "another draft's attachment"),
+
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                headers: [("If-Match", "$draftRevision")], body: #"{"altText": "A photo.", "position": 1}"#, expect: 200,
+                "alt text and position",
+                check: { body in
+                    let result = decode(AttachmentResult.self, body)
+                    #expect(result?.attachment.position == 1)
+                    #expect(result?.attachment.altText == "A photo.")
+                    #expect(result?.draft.attachments[1].id.uuidString == fixtures.photo)
+                }),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                body: #"{"altText": null}"#, expect: 200, "clear the alt text",
+                check: { body in #expect(decode(AttachmentResult.self, body)?.attachment.altText == nil) }),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                body: #"{"position": null}"#, expect: 400, code: "invalid_request", "null position"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                body: #"{"position": 99}"#, expect: 400, code: "invalid_request", "position out of range"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                body: #"{"alt": "x"}"#, expect: 400, code: "invalid_request", "unknown field"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": unknown],
+                body: "{}", expect: 404, code: "not_found", "no such attachment"),
+            Probe(
+                "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                headers: [("If-Match", "1")], body: "{}", expect: 412, code: "stale_revision", "stale If-Match"),
+
+            Probe(
+                "DELETE", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.spare],
+                headers: [("If-Match", "$draftRevision")], expect: 200, "remove",
+                check: { body in
+                    #expect(decode(Draft.self, body)?.attachments.contains { $0.id.uuidString == fixtures.spare } == false)
+                }),
+            Probe(
+                "DELETE", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.spare],
+                expect: 404, code: "not_found", "already removed"),
+            Probe(
+                "DELETE", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
+                headers: [("If-Match", "1")], expect: 412, code: "stale_revision", "stale If-Match"),
+
+            Probe(
+                "DELETE", "/v1/drafts/{draft}", params: ["draft": fixtures.doomed], headers: [("If-Match", "*")], expect: 200,
+                "delete"),
+            Probe("DELETE", "/v1/drafts/{draft}", params: ["draft": fixtures.doomed], expect: 404, code: "not_found", "already deleted"),
+            Probe(
+                "DELETE", "/v1/drafts/{draft}", params: ["draft": main], headers: [("If-Match", "\"1\"")], expect: 412,
+                code: "stale_revision", "stale If-Match"),
+
+            Probe(
+                "GET", "/v1/threads/{thread}", params: ["thread": "t1"], expect: 200, "what is left of t1",
+                check: { body in
+                    let answer = decode(ThreadAnswer.self, body)
+                    #expect(answer?.thread == "t1")
+                    #expect(answer?.drafts.map(\.id.uuidString) == [fixtures.main])
+                    #expect(answer?.drafts.first?.position == 0)
+                }),
+            Probe("GET", "/v1/threads/{thread}", params: ["thread": "no/such thread"], expect: 404, code: "not_found", "no such thread"),
+
             // The watch answers its head at once; `send` reads only the first bytes of a 200.
             Probe("GET", "/v1/watch", query: [("key", "filler.key"), ("since", "$revision")], expect: 200, "resume from now"),
             Probe("GET", "/v1/watch", expect: 200, "everything, live"),
             Probe("GET", "/v1/watch", headers: [("Last-Event-ID", "$revision")], expect: 200, "resume by Last-Event-ID"),
             Probe("GET", "/v1/watch", query: [("since", "0")], expect: 410, code: "compacted", "since before the change log"),
+            Probe("GET", "/v1/watch", query: [("draft", main), ("since", "$revision")], expect: 200, "a draft"),
+            Probe("GET", "/v1/watch", query: [("thread", "t1"), ("account", "alice")], expect: 200, "a thread of an account"),
         ]
     }
 
-    /// The malformed variants of `base`, one per documented input of `operation`.
+    /// How the contract test shows that the server checks a parameter: a value it must refuse
+    /// with 400 and a code, or nothing for free text, which the server takes as it is.
+    enum ParameterProbe {
+        case refused(value: String, code: String)
+        case freeText
+    }
+
+    /// nil for a parameter this test does not know yet.
+    static func parameterProbe(for parameter: OpenAPIDocument.Parameter) -> ParameterProbe? {
+        switch (parameter.location, parameter.name) {
+        case ("path", "key"), ("query", "key"): .refused(value: "Bad", code: "invalid_key")
+        case ("path", "draft"), ("path", "attachment"), ("query", "draft"): .refused(value: "not-a-uuid", code: "invalid_request")
+        case ("query", "scope"): .refused(value: "nope", code: "invalid_scope")
+        case ("query", "explain"), ("query", "recursive"): .refused(value: "maybe", code: "invalid_request")
+        case ("query", "since"): .refused(value: "-4", code: "invalid_request")
+        case ("query", "filename"): .refused(value: "", code: "invalid_request")
+        case ("query", "kind"): .refused(value: "picture", code: "invalid_request")
+        case ("header", "Last-Event-ID"): .refused(value: "x", code: "invalid_request")
+        case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
+        case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"): .freeText
+        default: nil
+        }
+    }
+
+    /// The malformed variants of `base`, one per checked input of `operation`.
     static func malformed(from base: Probe, operation: OpenAPIDocument.Operation, document: OpenAPIDocument) -> [Probe] {
         var probes: [Probe] = []
         for reference in operation.parameterRefs {
             guard let parameter = document.parameters[reference] else { continue }
-            switch (parameter.location, parameter.name) {
-            case ("path", "key"):
-                var probe = base.malformed("invalid key in the path", code: "invalid_key")
-                probe.key = "Bad"
+            let (location, name) = (parameter.location, parameter.name)
+            switch parameterProbe(for: parameter) {
+            case nil:
+                Issue.record("\(operation.name): no malformed value known for \(location) parameter '\(name)'; add one to parameterProbe")
+            case .freeText:
+                continue
+            case .refused(let value, let code):
+                var probe = base.malformed("bad \(location) parameter \(name) '\(value)'", code: code)
+                switch location {
+                case "path":
+                    probe.pathParameters[name] = value
+                case "query":
+                    probe = probe.setting(name, to: value)
+                case "header":
+                    probe.headers.removeAll { $0.0 == name }
+                    probe.headers.append((name, value))
+                    if name == "Last-Event-ID" { probe.query.removeAll { $0.0 == "since" } }  // `since` wins over the header
+                default:
+                    Issue.record("\(operation.name): a parameter in \(location)")
+                    continue
+                }
                 probes.append(probe)
-            case ("query", "scope"):
-                probes.append(base.setting("scope", to: "nope").malformed("invalid scope", code: "invalid_scope"))
-            case ("query", "explain"), ("query", "recursive"):
-                probes.append(base.setting(parameter.name, to: "maybe").malformed("bad flag", code: "invalid_request"))
-            case ("query", "since"):
-                probes.append(base.setting("since", to: "-4").malformed("negative since", code: "invalid_request"))
-            case ("query", "key"):
-                probes.append(base.setting("key", to: "Bad").malformed("invalid key to watch", code: "invalid_key"))
-            case ("query", "prefix"):
-                continue  // Free text: any string is a prefix.
-            case ("header", "Last-Event-ID"):
-                var probe = base.malformed("Last-Event-ID that is not a revision", code: "invalid_request")
-                probe.query.removeAll { $0.0 == "since" }
-                probe.headers = [("Last-Event-ID", "x")]
-                probes.append(probe)
-            default:
-                Issue.record("\(operation.name): no malformed value known for \(parameter.location) parameter '\(parameter.name)'; add one here")
             }
         }
-        if operation.hasBody {
+        if operation.requestMediaTypes.contains("application/json") {
             var probe = base.malformed("body that is not JSON", code: "invalid_json")
             probe.body = "{bad json"
             probes.append(probe)
@@ -448,15 +974,33 @@ extension OpenAPIContractTests {
         var body: Data
     }
 
-    /// Sends one probe on its own connection. A watch answered 200 is an open stream: only its
-    /// first bytes are read, then the connection is dropped.
-    static func send(_ probe: Probe, socket: String, revision: Revision) async throws -> Answer {
+    /// The current revision of the draft in `probe`'s path, when one of its headers asks for it.
+    static func draftRevision(for probe: Probe, socket: String) async throws -> Int64? {
+        guard probe.headers.contains(where: { $0.1.contains("$draftRevision") }),
+            let draft = probe.pathParameters["draft"], UUID(uuidString: draft) != nil
+        else { return nil }
+        let response = try await UnixSocketTransport(socketPath: socket).send(
+            HTTPRequestSpec(method: "GET", target: "/v1/drafts/\(draft)"))
+        return decode(Draft.self, response.body)?.revision
+    }
+
+    /// Sends one probe on its own connection: a body with a JSON `Content-Type`, unless the probe
+    /// gives its own. A watch answered 200 is an open stream: only its first bytes are read, then
+    /// the connection is dropped.
+    static func send(_ probe: Probe, socket: String, revision: Revision, draftRevision: Int64? = nil) async throws -> Answer {
         let spec = HTTPRequestSpec(
             method: probe.method, target: probe.target(revision: revision), body: probe.body.map { Data($0.utf8) },
-            headers: probe.resolvedHeaders(revision: revision))
+            headers: probe.resolvedHeaders(revision: revision, draftRevision: draftRevision))
         let isWatch = probe.path == "/v1/watch"
         return try await withContractTimeout(seconds: 20, "\(probe.method) \(spec.target)") {
             let transport = UnixSocketTransport(socketPath: socket)
+            if let body = spec.body, probe.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                // A body of its own type (an upload): sent as it is, without the JSON framing
+                // `send(_:)` gives a body.
+                let bytes = AsyncThrowingStream<Data, any Error> { $0.yield(body); $0.finish() }
+                let response = try await transport.send(spec, body: bytes, length: Int64(body.count))
+                return Answer(status: response.status, body: response.body)
+            }
             guard isWatch else {
                 let response = try await transport.send(spec)
                 return Answer(status: response.status, body: response.body)
@@ -517,18 +1061,19 @@ private func withContractTimeout<T: Sendable>(
 // MARK: - Reading openapi.yaml
 
 /// What the contract test reads of `openapi.yaml`: operations (method, path, parameter refs,
-/// whether they take a body, status codes, the schema of each JSON answer), component
-/// parameters, and component schemas (type object or not, closed or not, required fields,
-/// properties and the schemas they refer to).
+/// whether they take a body and its media types, status codes, each answer's media types,
+/// headers and JSON schema), component parameters, and component schemas (type object or not,
+/// closed or not, required fields, properties and the schemas they refer to, enums).
 ///
 /// This is a small hand-written line reader, not a YAML parser — the package takes no YAML
 /// dependency for one test. It works because the document is written in a regular, predictable
 /// layout (described at its top): two-space indentation, one key per line, quoted status codes
-/// directly under `responses:`, operation parameters only as `- $ref`, flow-style `required:`
-/// lists, and a property's `$ref` either directly under it or on the line after `items:` or
-/// `additionalProperties:`. Block scalars (`key: |`) are skipped whole. A line in `paths` that
-/// does not fit that layout is reported in ``problems`` rather than skipped, so a change of
-/// layout fails the test instead of silently hiding an operation.
+/// directly under `responses:` with their `headers:` and `content:` right under them, media
+/// types right under `content:`, operation parameters only as `- $ref`, flow-style `required:`
+/// lists, enums as block lists, and a property's `$ref` either directly under it or on the line
+/// after `items:`, `additionalProperties:` or `oneOf:`. Block scalars (`key: |`) are skipped
+/// whole. A line in `paths` that does not fit that layout is reported in ``problems`` rather
+/// than skipped, so a change of layout fails the test instead of silently hiding an operation.
 struct OpenAPIDocument {
     struct Operation {
         var method: String
@@ -536,6 +1081,12 @@ struct OpenAPIDocument {
         var statuses: Set<Int> = []
         var parameterRefs: [String] = []
         var hasBody = false
+        /// The media types of the request body (`application/json`, `*/*`).
+        var requestMediaTypes: Set<String> = []
+        /// Status → the media types of its answer.
+        var mediaTypes: [Int: Set<String>] = [:]
+        /// Status → the headers its answer documents.
+        var headers: [Int: Set<String>] = [:]
         /// Status → the component schema of its `application/json` answer.
         var jsonSchemas: [Int: String] = [:]
 
@@ -559,6 +1110,8 @@ struct OpenAPIDocument {
         var references: [String: (nesting: Nesting, schema: String)] = [:]
         /// Property → its `enum:` list, when written as a block list.
         var enums: [String: [String]] = [:]
+        /// The schema's own `enum:` list (a string schema such as `Visibility`).
+        var values: [String] = []
     }
 
     private(set) var operations: [Operation] = []
@@ -569,17 +1122,20 @@ struct OpenAPIDocument {
     private static let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
 
     init(text: String) {
-        enum Zone { case none, parameters, responses, other }
+        enum Zone { case none, parameters, requestBody, responses, other }
         var section = ""
         var subsection = ""
         var path: String?
         var zone = Zone.none
         var status: Int?
+        /// The part of a response being read: `headers`, `content`, `description`, …
+        var responsePart = ""
         var inJSON = false
         var component: String?
         var inProperties = false
         var property: String?
         var inEnum = false
+        var inSchemaEnum = false
         var blockScalarIndent: Int?
         var previous = ""
 
@@ -626,11 +1182,17 @@ struct OpenAPIDocument {
                     case "parameters": zone = .parameters
                     case "responses": zone = .responses
                     case "requestBody":
-                        zone = .other
+                        zone = .requestBody
                         operations[operations.count - 1].hasBody = true
                     default: zone = .other
                     }
                     status = nil
+                } else if zone == .requestBody, indent == 10 {
+                    guard value.isEmpty, Self.unquoted(key).contains("/") else {
+                        problems.append("line \(lineNumber): expected a media type under content")
+                        continue
+                    }
+                    operations[operations.count - 1].requestMediaTypes.insert(Self.unquoted(key))
                 } else if zone == .parameters, indent == 8 {
                     let prefix = "#/components/parameters/"
                     guard text.hasPrefix("- $ref:"), value.hasPrefix(prefix) else {
@@ -645,10 +1207,22 @@ struct OpenAPIDocument {
                     }
                     operations[operations.count - 1].statuses.insert(code)
                     status = code
+                    responsePart = ""
                     inJSON = false
                 } else if zone == .responses, indent > 8, let status {
-                    if value.isEmpty, key.contains("/") {
-                        inJSON = key == "application/json"
+                    if indent == 10 {
+                        responsePart = key
+                        inJSON = false
+                    } else if indent == 12, responsePart == "headers" {
+                        operations[operations.count - 1].headers[status, default: []].insert(key)
+                    } else if indent == 12, responsePart == "content" {
+                        let type = Self.unquoted(key)
+                        guard value.isEmpty, type.contains("/") else {
+                            problems.append("line \(lineNumber): expected a media type under content")
+                            continue
+                        }
+                        operations[operations.count - 1].mediaTypes[status, default: []].insert(type)
+                        inJSON = type == "application/json"
                     } else if inJSON, key == "$ref", let name = Self.schemaName(value) {
                         operations[operations.count - 1].jsonSchemas[status] = name
                     }
@@ -674,6 +1248,7 @@ struct OpenAPIDocument {
                 } else if subsection == "schemas" {
                     if indent == 6 {
                         inProperties = key == "properties"
+                        inSchemaEnum = key == "enum" && value.isEmpty
                         property = nil
                         if key == "type", value == "object" { schemas[component]?.isObject = true }
                         if key == "additionalProperties", value == "false" { schemas[component]?.closed = true }
@@ -685,6 +1260,8 @@ struct OpenAPIDocument {
                             schemas[component]?.required = value.dropFirst().dropLast().split(separator: ",")
                                 .map { $0.trimmingCharacters(in: .whitespaces) }
                         }
+                    } else if inSchemaEnum, indent == 8, text.hasPrefix("- ") {
+                        schemas[component]?.values.append(String(text.dropFirst(2)))
                     } else if inProperties, indent == 8 {
                         property = key
                         inEnum = false
@@ -702,7 +1279,7 @@ struct OpenAPIDocument {
                                 switch previous {
                                 case "items:": .array
                                 case "additionalProperties:": .map
-                                default: .direct
+                                default: .direct  // directly, or under `oneOf:`
                                 }
                             schemas[component]?.references[property] = (nesting, name)
                         }
@@ -724,6 +1301,11 @@ struct OpenAPIDocument {
             return (String(text[..<range.lowerBound]), unquoted)
         }
         return (text.hasSuffix(":") ? String(text.dropLast()) : String(text), "")
+    }
+
+    /// `"*/*"` → `*/*`: a key written in quotes.
+    private static func unquoted(_ key: String) -> String {
+        key.count >= 2 && key.hasPrefix("\"") && key.hasSuffix("\"") ? String(key.dropFirst().dropLast()) : key
     }
 
     private static func schemaName(_ reference: String) -> String? {
