@@ -2,7 +2,8 @@ import Synchronization
 
 /// The effective preferences at one scope, kept in memory and current: loaded once with
 /// `list(scope:)`, then followed with one scoped watch from that revision, so nothing is missed
-/// in between. Reads are a dictionary lookup under a lock — no SQL, no request.
+/// in between. Reads are a dictionary lookup under a lock — no SQL, no request — and a typed
+/// read decodes a value once per change, not once per read.
 ///
 /// ``withPrefs(_:scope:operation:)`` makes one per context; the observation wrappers created
 /// inside it subscribe to it for their key.
@@ -12,8 +13,14 @@ public final class PreferenceMirror: Sendable {
     /// The scope followed.
     public let scope: ScopePath
 
+    /// A key's effective value, and the last typed value decoded from it.
+    private struct Entry {
+        var resolved: ResolvedPreference
+        var decoded: (any Sendable)?
+    }
+
     private struct State: ~Copyable {
-        var values: [String: ResolvedPreference] = [:]
+        var values: [String: Entry] = [:]
         var observers: [String: [Int: @Sendable (ResolvedPreference) -> Void]] = [:]
         var nextObserver = 0
         var failure: PrefsError?
@@ -32,7 +39,7 @@ public final class PreferenceMirror: Sendable {
         let values = try await service.list(scope: scope, prefix: nil)
         let revision = values.first?.revision ?? before
         state.withLock { state in
-            for value in values { state.values[value.key] = value }
+            for value in values { state.values[value.key] = Entry(resolved: value) }
         }
         let events = service.watch(WatchRequest(scope: scope, since: revision))
         let task = Task { [weak self] in
@@ -54,9 +61,22 @@ public final class PreferenceMirror: Sendable {
 
     /// The effective value of `key` as last seen; `source: none` when it has none.
     public func resolved(_ key: String) -> ResolvedPreference {
+        state.withLock { state in state.values[key]?.resolved ?? unset(key) }
+    }
+
+    /// The effective value of a typed key as last seen (its default when unset), with its source.
+    public func value<Value>(of key: TypedKey<Value>) -> (value: Value, source: PreferenceSource) {
         state.withLock { state in
-            state.values[key] ?? ResolvedPreference(key: key, scope: scope, value: .null, source: .none, revision: 0)
+            guard let entry = state.values[key.name] else { return (key.defaultValue, .none) }
+            if let decoded = entry.decoded as? Value { return (decoded, entry.resolved.source) }
+            let value = key.value(of: entry.resolved)
+            state.values[key.name]?.decoded = value
+            return (value, entry.resolved.source)
         }
+    }
+
+    private func unset(_ key: String) -> ResolvedPreference {
+        ResolvedPreference(key: key, scope: scope, value: .null, source: .none, revision: 0)
     }
 
     /// Why following stopped, if it did (the daemon went away, the store closed).
@@ -81,7 +101,7 @@ public final class PreferenceMirror: Sendable {
         let resolved = ResolvedPreference(
             key: key, scope: scope, value: event.value ?? .null, source: event.source ?? .none, revision: event.revision)
         let observers = state.withLock { state in
-            state.values[key] = resolved
+            state.values[key] = Entry(resolved: resolved)
             return Array((state.observers[key] ?? [:]).values)
         }
         for observer in observers { observer(resolved) }

@@ -61,10 +61,22 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
     /// The key's default.
     public let defaultValue: Value
 
-    /// The key `keyPath` reads.
+    /// The key `keyPath` reads. Each key path is looked up once, then remembered.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
-        name = PreferenceValues.key(for: keyPath).name
-        defaultValue = PreferenceValues()[keyPath: keyPath]
+        let id = KnownKeyPath(keyPath)
+        let known = knownKeyPaths.withLock { $0[id] }
+        if let known, let defaultValue = known.defaultValue as? Value {
+            self.init(name: known.name, defaultValue: defaultValue)
+            return
+        }
+        self.init(name: PreferenceValues.key(for: keyPath).name, defaultValue: PreferenceValues()[keyPath: keyPath])
+        let learned = (name: name, defaultValue: defaultValue as any Sendable)
+        knownKeyPaths.withLock { $0[id] = learned }
+    }
+
+    private init(name: String, defaultValue: Value) {
+        self.name = name
+        self.defaultValue = defaultValue
     }
 
     /// The value a resolution gives: its JSON decoded, else the default.
@@ -76,4 +88,16 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
     public func value(of json: JSONValue?) -> Value {
         json?.decoded(as: Value.self) ?? defaultValue
     }
+}
+
+/// Key paths already turned into keys (see ``TypedKey/init(_:)``): a key's name and default
+/// never change, so looking one up again is a dictionary read.
+private let knownKeyPaths = Mutex<[KnownKeyPath: (name: String, defaultValue: any Sendable)]>([:])
+
+/// A key path as a dictionary key that can be shared between tasks.
+// @unchecked: a key path object is immutable once made (it only describes a property), so
+// reading it from any thread is safe.
+private struct KnownKeyPath: Hashable, @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
 }

@@ -27,8 +27,7 @@ public struct PrefsContext: Sendable {
 
     /// The effective value of a typed key here, with where it came from.
     public func value<Value>(of key: TypedKey<Value>) -> (value: Value, source: PreferenceSource) {
-        let resolved = mirror.resolved(key.name)
-        return (key.value(of: resolved), resolved.source)
+        mirror.value(of: key)
     }
 }
 

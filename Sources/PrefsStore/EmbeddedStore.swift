@@ -170,6 +170,11 @@ public final class EmbeddedStore: PrefsService {
     /// Resolves from the cache, synchronously: no SQL, no suspension.
     public func resolveNow(_ key: String, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
         let override = configuration.overrides[key]
+        if !explain, override == nil {
+            let (effective, revision) = cache.effectiveValue(of: key, at: scope)
+            return ResolvedPreference(
+                key: key, scope: scope, value: effective.value ?? .null, source: effective.source, revision: revision)
+        }
         return cache.read { snapshot in
             PreferenceResolver.resolve(
                 key: key, at: scope, state: snapshot.keys[key], override: override, revision: snapshot.revision,

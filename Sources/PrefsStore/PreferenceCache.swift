@@ -4,6 +4,10 @@ import PrefsKit
 /// The committed state every read is served from: each key's ``KeyState`` and the revision it is
 /// current as of. The writer replaces entries after each commit, before acknowledging it, so a
 /// read after an acknowledged write always sees it; reads never run SQL.
+///
+/// Effective values are also memoised by key and scope, so a repeated read is two dictionary
+/// lookups instead of a walk up the scope's ancestors; a commit forgets the memo of every key it
+/// touched, under the same lock, so a memoised answer is never stale.
 final class PreferenceCache: Sendable {
     struct Snapshot: Sendable {
         var keys: [String: KeyState]
@@ -11,30 +15,62 @@ final class PreferenceCache: Sendable {
         var oldestRevision: Revision
     }
 
-    private let snapshot: Mutex<Snapshot>
+    /// An effective value as ``PreferenceResolver/effectiveValue(at:state:override:)`` gives it.
+    typealias Effective = (value: JSONValue?, source: PreferenceSource)
+
+    private struct State: ~Copyable {
+        var snapshot: Snapshot
+        /// Effective values by key, then scope (overrides excluded: they never change).
+        var memo: [String: [ScopePath: Effective]] = [:]
+        var memoCount = 0
+    }
+
+    /// Past this many memoised answers the memo starts over, so reads at ever new scopes cannot
+    /// grow it without bound.
+    static let memoLimit = 65_536
+
+    private let state: Mutex<State>
 
     init(keys: [String: KeyState], revision: Revision, oldestRevision: Revision) {
-        snapshot = Mutex(Snapshot(keys: keys, revision: revision, oldestRevision: oldestRevision))
+        state = Mutex(State(snapshot: Snapshot(keys: keys, revision: revision, oldestRevision: oldestRevision)))
     }
 
     /// The committed state of one key.
     func state(of key: String) -> KeyState? {
-        snapshot.withLock { $0.keys[key] }
+        state.withLock { $0.snapshot.keys[key] }
     }
 
     /// Runs `body` on a consistent view of the committed state.
     func read<T>(_ body: (borrowing Snapshot) throws -> T) rethrows -> T {
-        try snapshot.withLock { try body($0) }
+        try state.withLock { try body($0.snapshot) }
+    }
+
+    /// The effective value of `key` at `scope` (ignoring overrides) and the revision it is
+    /// current as of: memoised, else resolved from the key's state and remembered.
+    func effectiveValue(of key: String, at scope: ScopePath) -> (effective: Effective, revision: Revision) {
+        state.withLock { state in
+            if let effective = state.memo[key]?[scope] { return (effective, state.snapshot.revision) }
+            let effective = PreferenceResolver.effectiveValue(
+                at: scope, state: state.snapshot.keys[key] ?? KeyState(), override: nil)
+            if state.memoCount >= Self.memoLimit {
+                state.memo = [:]
+                state.memoCount = 0
+            }
+            state.memo[key, default: [:]][scope] = effective
+            state.memoCount += 1
+            return (effective, state.snapshot.revision)
+        }
     }
 
     /// Publishes a committed batch: the new states of the keys it touched, and its revision.
     func publish(_ states: [String: KeyState?], revision: Revision, oldestRevision: Revision) {
-        snapshot.withLock { snapshot in
-            for (key, state) in states {
-                snapshot.keys[key] = state.flatMap { $0.isEmpty ? nil : $0 }
+        state.withLock { state in
+            for (key, keyState) in states {
+                state.snapshot.keys[key] = keyState.flatMap { $0.isEmpty ? nil : $0 }
+                if let forgotten = state.memo.removeValue(forKey: key) { state.memoCount -= forgotten.count }
             }
-            snapshot.revision = revision
-            snapshot.oldestRevision = oldestRevision
+            state.snapshot.revision = revision
+            state.snapshot.oldestRevision = oldestRevision
         }
     }
 }
