@@ -62,7 +62,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         async throws -> HTTPClientResponse
     {
         guard let url = URL(httpURLWithSocketPath: socketPath, uri: spec.target) else {
-            throw PrefsError(.unavailable, "Cannot make a URL for the socket \(socketPath).")
+            throw PrefsError(.unreachable, "Cannot make a URL for the socket \(socketPath).")
         }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .init(rawValue: spec.method)
@@ -86,7 +86,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
 
     private func unreachable(_ reason: String) -> PrefsError {
         PrefsError(
-            .unavailable,
+            .unreachable,
             "Cannot reach prefsd at \(socketPath): \(reason). Start the daemon with `prefsd`, or point the client at the socket it listens on."
         )
     }

@@ -40,7 +40,7 @@ public struct HTTPStreamingResponse: Sendable {
 }
 
 /// How ``PrefsClient`` reaches the daemon. Both transports speak HTTP/1.1 over the daemon's
-/// Unix socket; failures to connect are ``PrefsKit/PrefsError`` `unavailable` naming the socket.
+/// Unix socket; failures to connect are ``PrefsKit/PrefsError`` `unreachable` naming the socket.
 public protocol HTTPTransport: Sendable {
     /// Sends a request and reads the whole answer.
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData

@@ -152,7 +152,7 @@ final class UnixConnection: Sendable {
     private let descriptor: Int32
     let path: String
 
-    /// Connects, or throws `unavailable` saying why and how to start the daemon.
+    /// Connects, or throws `unreachable` saying why and how to start the daemon.
     init(path: String) throws {
         self.path = path
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -161,7 +161,7 @@ final class UnixConnection: Sendable {
         address.sun_family = sa_family_t(AF_UNIX)
         guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
             close_(descriptor)
-            throw PrefsError(.unavailable, "The socket path \(path) is too long for a Unix socket (over 107 bytes).")
+            throw PrefsError(.unreachable, "The socket path \(path) is too long for a Unix socket (over 107 bytes).")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: path.utf8)
@@ -191,7 +191,7 @@ final class UnixConnection: Sendable {
                         // Closed before it read the request: refused, most likely (another user).
                         throw closedEarly(true, HTTPParseError.malformed("closed while the request was sent"))
                     }
-                    throw PrefsError(.unavailable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
+                    throw PrefsError(.unreachable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
                 }
                 offset += written
             }
@@ -208,7 +208,7 @@ final class UnixConnection: Sendable {
                 var events = pollfd(fd: descriptor, events: Int16(POLLIN | POLLOUT), revents: 0)
                 guard poll(&events, 1, -1) >= 0 else {
                     if errno == EINTR { continue }
-                    throw PrefsError(.unavailable, "Waiting on prefsd at \(path) failed: \(String(cString: strerror(errno))).")
+                    throw PrefsError(.unreachable, "Waiting on prefsd at \(path) failed: \(String(cString: strerror(errno))).")
                 }
                 if events.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { return false }
                 let written = send(
@@ -216,7 +216,7 @@ final class UnixConnection: Sendable {
                 if written < 0 {
                     if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
                     if errno == EPIPE || errno == ECONNRESET { return false }
-                    throw PrefsError(.unavailable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
+                    throw PrefsError(.unreachable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
                 }
                 offset += written
             }
@@ -233,7 +233,7 @@ final class UnixConnection: Sendable {
             if count == 0 { return nil }
             if errno == EINTR { continue }
             if errno == ECONNRESET || errno == EBADF || errno == EINVAL { return nil }
-            throw PrefsError(.unavailable, "Reading from prefsd at \(path) failed: \(String(cString: strerror(errno))).")
+            throw PrefsError(.unreachable, "Reading from prefsd at \(path) failed: \(String(cString: strerror(errno))).")
         }
     }
 
@@ -242,12 +242,12 @@ final class UnixConnection: Sendable {
     func closedEarly(_ beforeAnswer: Bool, _ error: HTTPParseError) -> PrefsError {
         if beforeAnswer {
             return PrefsError(
-                .unavailable,
+                .unreachable,
                 "prefsd at \(path) closed the connection without answering. It accepts connections only from the user "
                     + "it runs as: run this as that user (or the daemon may have stopped)."
             )
         }
-        return PrefsError(.unavailable, "prefsd at \(path) stopped answering midway: \(error)")
+        return PrefsError(.unreachable, "prefsd at \(path) stopped answering midway: \(error)")
     }
 
     /// Unblocks a pending read (the watcher went away).
@@ -268,7 +268,7 @@ final class UnixConnection: Sendable {
         default: reason = String(cString: strerror(code))
         }
         return PrefsError(
-            .unavailable,
+            .unreachable,
             "Cannot reach prefsd at \(path): \(reason). Start the daemon with `prefsd` "
                 + "(or `prefsd --socket \(path)`), or point --socket / PREFSD_SOCKET at the socket it listens on."
         )

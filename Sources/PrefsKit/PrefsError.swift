@@ -25,6 +25,9 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case storageFull = "storage_full"
         case shuttingDown = "shutting_down"
         case unavailable = "unavailable"
+        /// The client could not reach the daemon (no socket, refused, cut off). Never sent by
+        /// the daemon: the client makes it when a request gets no answer.
+        case unreachable = "unreachable"
         case `internal` = "internal"
 
         /// The HTTP status the daemon answers with.
@@ -41,7 +44,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case .staleRevision: 412
             case .tooLarge: 413
             case .storageFull: 507
-            case .shuttingDown, .unavailable: 503
+            case .shuttingDown, .unavailable, .unreachable: 503
             case .internal: 500
             }
         }
@@ -52,7 +55,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             switch self {
             case .notFound: 3
             case .locked, .conflict, .staleRevision: 4
-            case .unavailable: 69
+            case .unreachable: 69
             default: 1
             }
         }

@@ -9,7 +9,7 @@ struct PrefsErrorTests {
         let expected: [PrefsError.Code: Int] = [
             .invalidRequest: 400, .invalidJSON: 400, .invalidKey: 400, .invalidScope: 400, .invalidValue: 400,
             .invalidSchema: 400, .unknownKey: 400, .notFound: 404, .locked: 409, .conflict: 409, .compacted: 410,
-            .staleRevision: 412, .tooLarge: 413, .shuttingDown: 503, .unavailable: 503,
+            .staleRevision: 412, .tooLarge: 413, .shuttingDown: 503, .unavailable: 503, .unreachable: 503,
         ]
         for (code, status) in expected { #expect(code.httpStatus == status, "\(code)") }
         // Bad input is never a 500.
@@ -22,7 +22,8 @@ struct PrefsErrorTests {
         #expect(PrefsError.Code.locked.exitCode == 4)
         #expect(PrefsError.Code.conflict.exitCode == 4)
         #expect(PrefsError.Code.staleRevision.exitCode == 4)
-        #expect(PrefsError.Code.unavailable.exitCode == 69)
+        #expect(PrefsError.Code.unreachable.exitCode == 69)
+        #expect(PrefsError.Code.unavailable.exitCode == 1)
         #expect(PrefsError.Code.invalidValue.exitCode == 1)
     }
 
