@@ -6,7 +6,8 @@ extension EmbeddedStore {
     /// from the change log, then goes live — nothing missed, nothing repeated. `since` older
     /// than the log keeps ends the stream with `compacted`, carrying the oldest revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
-        let channel = WatchChannel(limit: configuration.watchBufferLimit)
+        let channel = WatchChannel(
+            limit: configuration.watchBufferLimit, revision: request.since ?? cache.read { $0.revision })
         let subscription: (id: Int, revision: Revision)
         do {
             for key in request.keys { try KeyName.validate(key) }

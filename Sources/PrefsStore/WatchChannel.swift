@@ -11,6 +11,8 @@ final class WatchChannel: Sendable {
     private struct State: ~Copyable {
         var events: [ChangeEvent] = []
         var head = 0
+        /// The revision of the last event queued: what an `overflow` tells the watcher to resume from.
+        var lastRevision: Revision
         var ended = false
         var failure: (any Error)?
         var consumer: CheckedContinuation<ChangeEvent?, any Error>?
@@ -21,10 +23,13 @@ final class WatchChannel: Sendable {
     }
 
     let limit: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    init(limit: Int) {
+    /// A channel holding at most `limit` events, for a watcher that has seen everything up to
+    /// `revision` (its `since`, or the revision it started at).
+    init(limit: Int, revision: Revision) {
         self.limit = max(2, limit)
+        state = Mutex(State(lastRevision: revision))
     }
 
     /// Queues a live event. When that fills the channel, also queues `overflow` and ends it.
@@ -33,6 +38,7 @@ final class WatchChannel: Sendable {
     func push(_ event: ChangeEvent) -> Bool {
         let resumed: (CheckedContinuation<ChangeEvent?, any Error>, ChangeEvent)? = state.withLock { state in
             guard !state.ended else { return nil }
+            state.lastRevision = event.revision
             if let consumer = state.consumer {
                 state.consumer = nil
                 return (consumer, event)
@@ -64,6 +70,13 @@ final class WatchChannel: Sendable {
             }
         }
         push(event)
+    }
+
+    /// Ends the channel with `overflow`, carrying the revision of the last event queued: the
+    /// watcher gets what is queued, then the `overflow`, and resumes from its revision.
+    func overflow() {
+        let revision = state.withLock { $0.lastRevision }
+        finish(finalEvent: ChangeEvent(revision: revision, kind: .overflow))
     }
 
     /// Ends the channel: the watcher gets what is queued, then `error` if given, else the end.

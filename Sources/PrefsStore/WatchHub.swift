@@ -108,6 +108,13 @@ final class WatchHub: Sendable {
                 for id in Self.selecting(change.event, in: state) {
                     guard var subscriber = state.subscribers[id] else { continue }
                     if subscriber.held != nil {
+                        // A replay that falls a whole buffer behind the live changes ends like
+                        // any slow watcher: with `overflow` at the last revision it was sent.
+                        guard subscriber.held!.count < subscriber.channel.limit else {
+                            subscriber.channel.overflow()
+                            ended.append(id)
+                            continue
+                        }
                         subscriber.held!.append(change)
                         state.subscribers[id] = subscriber
                     } else if !Self.deliver(change, to: subscriber) {

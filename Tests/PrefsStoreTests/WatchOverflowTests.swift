@@ -53,6 +53,27 @@ struct WatchOverflowTests {
         #expect(try await watch.next()?.revision == 51)
     }
 
+    @Test("A replaying watcher that falls a whole buffer behind the live changes ends with overflow, and resumes")
+    func replayingWatcherOverflows() async throws {
+        let store = try makeStore { $0.watchBufferLimit = 8 }
+        defer { store.close() }
+        try await store.apply(PreferenceBatch(operations: (1...50).map { .set("k", .integer(Int64($0))) }))
+        var stalled = WatchReader(store.watch(WatchRequest(keys: ["k"], since: 0)))
+        // Nobody reads while 20 live changes arrive: the replay stalls and the held-back ones pile up.
+        for value in 51...70 { try await store.set("k", to: .integer(Int64(value))) }
+        let (events, error) = await stalled.rest()
+        #expect(error == nil)
+        let overflow = try #require(events.last)
+        #expect(overflow.kind == .overflow)
+        let received = events.dropLast()
+        #expect(received.map(\.revision) == Array(1...Revision(received.count)))
+        #expect(overflow.revision == Revision(received.count))
+
+        var resumed = WatchReader(store.watch(WatchRequest(keys: ["k"], since: overflow.revision)))
+        let rest = try await resumed.through(revision: 70)
+        #expect(rest.map(\.revision) == Array((overflow.revision + 1)...70))
+    }
+
     @Test("A slow watcher of one key is not disturbed by a flood of changes to another")
     func otherKeysDoNotCount() async throws {
         let store = try makeStore { $0.watchBufferLimit = 8 }
