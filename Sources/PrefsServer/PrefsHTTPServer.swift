@@ -20,11 +20,13 @@ public struct PrefsHTTPServer: Sendable {
     ///
     /// The socket's folder is created 0700 if missing; a stale socket file left by a crashed
     /// daemon is removed, but a socket a live daemon answers on is refused with `conflict`.
+    /// With `privateFolder` (the default socket's folder, which may sit in a shared `/tmp`), a
+    /// folder that already exists must belong to this user — else `forbidden` — and is made 0700.
     public init(
-        service: any PrefsService, socketPath: String, limits: ServerLimits = ServerLimits(), logger: Logger,
-        onReady: @escaping @Sendable () async -> Void = {}
+        service: any PrefsService, socketPath: String, privateFolder: Bool = false, limits: ServerLimits = ServerLimits(),
+        logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
-        try Self.prepareSocketPath(socketPath)
+        try Self.prepareSocketPath(socketPath, privateFolder: privateFolder)
         let router = Self.router(service: service, limits: limits)
         let uid = getuid()
         application = Application(
@@ -49,12 +51,25 @@ public struct PrefsHTTPServer: Sendable {
         return router
     }
 
-    /// Creates the socket's folder (0700) and clears a stale socket file.
-    static func prepareSocketPath(_ path: String) throws {
+    /// Creates the socket's folder (0700), checks a private one is this user's, and clears a
+    /// stale socket file.
+    static func prepareSocketPath(_ path: String, privateFolder: Bool) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } else if privateFolder {
+            var info = stat()
+            guard stat(folder, &info) == 0 else {
+                throw PrefsError(.unavailable, "Cannot inspect the socket folder \(folder): \(String(cString: strerror(errno))).")
+            }
+            guard info.st_uid == getuid() else {
+                throw PrefsError(
+                    .forbidden,
+                    "The socket folder \(folder) belongs to uid \(info.st_uid), not to you (uid \(getuid())); another user may be waiting on it. Remove it, or give prefsd another --socket."
+                )
+            }
+            if info.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
         }
         guard FileManager.default.fileExists(atPath: path) else { return }
         if UnixSocketProbe.isAnswering(path) {

@@ -90,7 +90,7 @@ struct PrefsDaemon: AsyncParsableCommand {
                 try await store.register(schemas: try SchemaFile.read(file))
             }
             let server = try PrefsHTTPServer(
-                service: store, socketPath: socketPath,
+                service: store, socketPath: socketPath, privateFolder: socket == nil,
                 limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
                 onReady: { logger.info("prefsd ready on \(socketPath)") }
             )

@@ -56,4 +56,41 @@ import Testing
         let stateFolder = try FileManager.default.attributesOfItem(atPath: root.appending(path: "state/prefsd").path)
         #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
     }
+
+    @Test(.enabled(if: getuid() == 0))
+    func anExistingDefaultSocketFolderMustBeOursAndIsMadePrivate() throws {
+        let runtime = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let folder = runtime.appending(path: "prefsd")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtime.path
+        environment["PREFSD_SOCKET"] = nil
+        let database = ["--db", runtime.appending(path: "prefs.sqlite").path, "--log-level", "error"]
+
+        // Another user's folder: refused at once, nothing created in it.
+        chown(folder.path, 65534, 65534)
+        let refused = try CommandResult.runTool(Daemon.binaries.appending(path: "prefsd").path, database, environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("belongs to uid 65534"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+
+        // Our own folder, left open to others: made 0700 before the socket appears.
+        chown(folder.path, getuid(), getgid())
+        chmod(folder.path, 0o755)
+        let process = Process()
+        process.executableURL = Daemon.binaries.appending(path: "prefsd")
+        process.arguments = database
+        process.environment = environment
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let socket = folder.appending(path: "prefsd.sock").path
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(25_000) }
+        #expect(FileManager.default.fileExists(atPath: socket))
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+    }
 }

@@ -121,10 +121,11 @@ import Testing
 
 extension CommandResult {
     /// Runs a program that is not one of ours.
-    static func runTool(_ path: String, _ arguments: [String]) throws -> CommandResult {
+    static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
