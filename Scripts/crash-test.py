@@ -837,7 +837,7 @@ def verify(ledger, daemon, db, sock, watchers, restart_status, problems, stats):
             elif w["state"] == "refused":
                 if wid in by_value:
                     problems.append("refused write %s was stored at revision %d" % (wid, by_value[wid]))
-            else:
+            elif w["state"] == "inflight":
                 inflight += 1
                 if wid in by_value:
                     committed_inflight += 1
@@ -1003,6 +1003,7 @@ def verify(ledger, daemon, db, sock, watchers, restart_status, problems, stats):
                                     % (w.name, since, len(got), len(expected), "; " + err if err else ""))
                 stats["watch_events"] = stats.get("watch_events", 0) + len(events)
             stats["watch_events"] = stats.get("watch_events", 0) + len(w.events) + len(events)
+        return {did: draft_state(d) for did, d in ((d["id"].upper(), d) for d in body["drafts"])}
     finally:
         client.close()
         conn.close()
@@ -1012,53 +1013,87 @@ def verify(ledger, daemon, db, sock, watchers, restart_status, problems, stats):
 # A round
 
 
+def resolve_inflight(ledger, observed):
+    """Between two kills of one round: what was in flight is settled now (committed or not), so
+    the next cycle's checks start from what the restarted daemon showed."""
+    with ledger.lock:
+        for w in ledger.writes.values():
+            if w["state"] == "inflight":
+                w["state"] = "unacked"
+        for b in ledger.batches:
+            if b["state"] == "inflight":
+                b["state"] = "unacked"
+        for did, rec in ledger.drafts.items():
+            if rec["inflight"] is not None and did in observed:
+                rec["acked"].append(observed[did])
+            rec["inflight"] = None
+        for did, st in observed.items():
+            if did not in ledger.drafts and st["text"] in ledger.inflight_creates:
+                ledger.drafts[did] = {"acked": [st], "inflight": None}
+        ledger.inflight_creates = []
+        ledger.failures = []
+
+
 def run_round(n, args, rnd):
     workdir = tempfile.mkdtemp(prefix="prefsd-crash-")
     db = os.path.join(workdir, "prefs.sqlite")
     sock = os.path.join(workdir, "run", "prefsd.sock")
     log = os.path.join(workdir, "prefsd.log")
     extra = ["--durability", args.durability] + (["--progress-interval", "0.2"] if args.progress_flag else [])
-    problems, stats = [], {}
+    problems, stats = [], {"inflight": 0, "inflight_committed": 0, "watch_events": 0, "kills": 0, "restart_ms": 0.0}
     ledger = Ledger()
     daemon = Daemon(args.prefsd, db, sock, log, extra)
     started = time.time()
-    ok_to_remove = True
+    keys = ["%sk%d" % (KEY_PREFIX, i) for i in range(args.keys)]
+    scopes = ["/accounts/a%d" % i for i in range(4)]
     try:
-        daemon.start()
-        keys = ["%sk%d" % (KEY_PREFIX, i) for i in range(args.keys)]
-        scopes = ["/accounts/a%d" % i for i in range(4)]
-        watchers = [
-            Watcher(ledger, sock, "prefix-watch", "prefix=%s" % q(KEY_PREFIX), 0),
-            Watcher(ledger, sock, "account-watch", "account=%s" % ACCOUNT, 0),
-        ]
-        watchers[0].pred = lambda row: row["key"] is not None and row["key"].startswith(KEY_PREFIX) and row["draft"] is None
-        watchers[1].pred = lambda row: row["account"] == ACCOUNT
-        watchers[1].resume_with_header = True
-        watchers[0].reconnect_every = 150
-        workers = [PrefWorker(ledger, sock, random.Random(rnd.random()), "p%d" % i, keys, scopes) for i in range(args.pref_clients)]
-        workers += [DraftWorker(ledger, sock, random.Random(rnd.random()), "d%d" % i) for i in range(args.draft_clients)]
-        workers.append(TornUploader(ledger, sock, random.Random(rnd.random()), "torn"))
-        for t in watchers + workers:
-            t.start()
-        kill_after = rnd.uniform(0.3, 1.0) * args.seconds_per_round
-        time.sleep(kill_after)
-        ledger.killed.set()
-        daemon.kill9()
-        ledger.stop.set()
-        for t in workers + watchers:
-            t.join(20)
-            if t.is_alive():
-                problems.append("client thread %s still blocked 20 s after the kill" % t.name)
-        err = snapshot_integrity(db, workdir)
-        if err:
-            problems.append("integrity_check of the files as kill -9 left them: %s" % err)
-
-        daemon = Daemon(args.prefsd, db, sock, log, extra)
-        restart_started = time.time()
         status = daemon.start()
-        stats["restart_ms"] = (time.time() - restart_started) * 1000
-        problems.extend(ledger.failures)
-        verify(ledger, daemon, db, sock, watchers, status, problems, stats)
+        for cycle in range(args.kills_per_round):
+            ledger.killed, ledger.stop = threading.Event(), threading.Event()
+            since = status["revision"]
+            watchers = [
+                Watcher(ledger, sock, "prefix-watch", "prefix=%s" % q(KEY_PREFIX), since),
+                Watcher(ledger, sock, "account-watch", "account=%s" % ACCOUNT, since),
+            ]
+            watchers[0].pred = lambda row: row["key"] is not None and row["key"].startswith(KEY_PREFIX) and row["draft"] is None
+            watchers[1].pred = lambda row: row["account"] == ACCOUNT
+            watchers[1].resume_with_header = True
+            watchers[0].reconnect_every = 150
+            c = "c%d" % cycle
+            workers = [PrefWorker(ledger, sock, random.Random(rnd.random()), "%sp%d" % (c, i), keys, scopes)
+                       for i in range(args.pref_clients)]
+            workers += [DraftWorker(ledger, sock, random.Random(rnd.random()), "%sd%d" % (c, i))
+                        for i in range(args.draft_clients)]
+            workers.append(TornUploader(ledger, sock, random.Random(rnd.random()), c + "torn"))
+            for t in watchers + workers:
+                t.start()
+            kill_after = rnd.uniform(0.3, 1.0) * args.seconds_per_round
+            time.sleep(kill_after)
+            ledger.killed.set()
+            daemon.kill9()
+            ledger.stop.set()
+            stats["kills"] += 1
+            stats["kill_after"] = kill_after
+            for t in workers + watchers:
+                t.join(20)
+                if t.is_alive():
+                    problems.append("client thread %s still blocked 20 s after the kill" % t.name)
+            err = snapshot_integrity(db, workdir)
+            if err:
+                problems.append("integrity_check of the files as kill -9 left them: %s" % err)
+
+            daemon = Daemon(args.prefsd, db, sock, log, extra)
+            restart_started = time.time()
+            status = daemon.start()
+            stats["restart_ms"] = max(stats["restart_ms"], (time.time() - restart_started) * 1000)
+            problems.extend(ledger.failures)
+            cstats = {}
+            observed = verify(ledger, daemon, db, sock, watchers, status, problems, cstats)
+            for k in ("inflight", "inflight_committed", "watch_events"):
+                stats[k] += cstats.get(k, 0)
+            for k in ("pref_lost", "draft_lost", "revision"):
+                stats[k] = cstats.get(k, 0)
+            resolve_inflight(ledger, observed)
 
         rc, secs = daemon.terminate()
         if rc != 0:
@@ -1070,17 +1105,18 @@ def run_round(n, args, rnd):
                 problems.append("integrity_check after the graceful stop: %s" % err)
         finally:
             conn.close()
-        stats["kill_after"] = kill_after
     except Exception as exc:  # the harness itself, or the daemon not coming back
         problems.append("round aborted: %s: %s" % (type(exc).__name__, exc))
-        problems.extend(f for f in ledger.failures if f not in problems)
+        problems.extend(ledger.failures)
     finally:
         kill_all_live()
+        problems = list(dict.fromkeys(problems))  # a loss seen again after a later kill is one loss
         if problems and args.keep_failed:
-            ok_to_remove = False
             problems.append("files kept in %s" % workdir)
-        if ok_to_remove:
+        else:
             shutil.rmtree(workdir, ignore_errors=True)
+    stats["pref_acked"] = ledger.counts["put"] + ledger.counts["batch_ops"]
+    stats["draft_acked"] = ledger.counts["draft_ops"]
     stats["seconds"] = time.time() - started
     stats["failures"] = len(problems)
     return stats, problems
@@ -1093,6 +1129,8 @@ def main():
     ap.add_argument("--seconds-per-round", type=float, default=3.0,
                     help="load time before the kill, which falls at a random point of its last 70%%")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--kills-per-round", type=int, default=1,
+                    help="kill -9 and restart this many times on one database before the round ends")
     ap.add_argument("--time-limit", type=float, default=0, help="start no round after this many seconds (0: none)")
     ap.add_argument("--pref-clients", type=int, default=6)
     ap.add_argument("--draft-clients", type=int, default=3)
@@ -1118,7 +1156,7 @@ def main():
 
     print("crash-test: %s, %d rounds of %.1f s, seed %d" % (args.prefsd, args.rounds, args.seconds_per_round, seed), flush=True)
     t0 = time.time()
-    totals = {"rounds": 0, "acked": 0, "lost": 0, "inflight": 0, "inflight_committed": 0, "failures": 0, "failed_rounds": 0}
+    totals = {"rounds": 0, "kills": 0, "acked": 0, "lost": 0, "inflight": 0, "inflight_committed": 0, "failures": 0, "failed_rounds": 0}
     all_problems = []
     try:
         for n in range(1, args.rounds + 1):
@@ -1129,15 +1167,16 @@ def main():
             acked = stats.get("pref_acked", 0) + stats.get("draft_acked", 0)
             lost = stats.get("pref_lost", 0) + stats.get("draft_lost", 0)
             totals["rounds"] += 1
+            totals["kills"] += stats.get("kills", 0)
             totals["acked"] += acked
             totals["lost"] += lost
             totals["inflight"] += stats.get("inflight", 0)
             totals["inflight_committed"] += stats.get("inflight_committed", 0)
             totals["failures"] += len(problems)
             totals["failed_rounds"] += 1 if problems else 0
-            print("round %3d: killed after %.2fs at revision %s; acked %d (prefs %d, drafts %d), lost %d, "
+            print("round %3d: %d kill(s), the last after %.2fs at revision %s; acked %d (prefs %d, drafts %d), lost %d, "
                   "in flight %d (%d committed), watch events %d, restart %.0f ms, %s"
-                  % (n, stats.get("kill_after", 0), stats.get("revision", "?"), acked, stats.get("pref_acked", 0),
+                  % (n, stats.get("kills", 0), stats.get("kill_after", 0), stats.get("revision", "?"), acked, stats.get("pref_acked", 0),
                      stats.get("draft_acked", 0), lost, stats.get("inflight", 0), stats.get("inflight_committed", 0),
                      stats.get("watch_events", 0), stats.get("restart_ms", 0),
                      "OK" if not problems else "%d VIOLATION(S)" % len(problems)), flush=True)
@@ -1150,7 +1189,8 @@ def main():
         kill_all_live()
 
     print()
-    print("%-28s %s" % ("rounds (kill -9)", totals["rounds"]))
+    print("%-28s %s" % ("rounds", totals["rounds"]))
+    print("%-28s %s" % ("kill -9 + restart", totals["kills"]))
     print("%-28s %s" % ("writes acknowledged", totals["acked"]))
     print("%-28s %s" % ("acknowledged writes lost", totals["lost"]))
     print("%-28s %s" % ("in flight at kill", totals["inflight"]))
