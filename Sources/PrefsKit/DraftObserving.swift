@@ -48,7 +48,7 @@ public final class DraftObserving: Sendable {
     /// tracks all of them.
     public var wrappedValue: DraftSnapshot? { follower.snapshot }
 
-    /// Loading, the updates, and why following stopped.
+    /// Loading, the updates, and why following is interrupted.
     public var projectedValue: FollowerProjection<DraftSnapshot?> { FollowerProjection(follower: follower) }
 }
 
@@ -79,7 +79,7 @@ public final class ThreadObserving: Sendable {
     /// The thread's drafts in order; reading it inside `withObservationTracking` tracks them all.
     public var wrappedValue: [DraftSnapshot] { follower.snapshot }
 
-    /// Loading, the updates, and why following stopped.
+    /// Loading, the updates, and why following is interrupted.
     public var projectedValue: FollowerProjection<[DraftSnapshot]> { FollowerProjection(follower: follower) }
 }
 
@@ -93,6 +93,6 @@ public struct FollowerProjection<Snapshot: Sendable & Equatable>: Sendable {
     /// The snapshot, then each new one.
     public var updates: AsyncStream<Snapshot> { follower.updates }
 
-    /// Why following stopped (the daemon went away, the store closed), if it did.
+    /// Why following is interrupted (the daemon went away, the store closed), while it is.
     public var error: PrefsError? { follower.error }
 }

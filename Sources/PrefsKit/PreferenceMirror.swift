@@ -29,30 +29,48 @@ public final class PreferenceMirror: Sendable {
     private let state = Mutex(State())
     private let follower = Mutex<Task<Void, Never>?>(nil)
 
-    /// Loads the effective values at `scope`, then starts following their changes.
+    /// Loads the effective values at `scope`, then starts following their changes — resuming
+    /// after an overflow, or a daemon restart, from the last revision seen (see ``failure``).
     public init(service: any PrefsService, scope: ScopePath) async throws {
         self.service = service
         self.scope = scope
+        let revision = try await load()
+        let task = Task { [weak self] in
+            await followChanges(
+                of: service, WatchRequest(scope: scope), from: revision,
+                resynchronize: { [weak self] in try await self?.load() ?? revision },
+                onInterruption: { [weak self] reason in self?.state.withLock { $0.failure = reason } },
+                onChange: { [weak self] event in self?.apply(event) }
+            )
+        }
+        follower.withLock { $0 = task }
+    }
+
+    /// (Re)loads every effective value at the scope, tells the observers of those that changed,
+    /// and returns the revision the values are current as of.
+    private func load() async throws -> Revision {
         // A list carries the revision it was read at; an empty one does not, so take the
         // revision before it: replaying from there can only repeat changes the list already has.
         let before = try await service.status().revision
         let values = try await service.list(scope: scope, prefix: nil)
-        let revision = values.first?.revision ?? before
-        state.withLock { state in
-            for value in values { state.values[value.key] = Entry(resolved: value) }
-        }
-        let events = service.watch(WatchRequest(scope: scope, since: revision))
-        let task = Task { [weak self] in
-            do {
-                for try await event in events {
-                    guard let self else { return }
-                    self.apply(event)
+        let changed = state.withLock { state in
+            var loaded: [String: Entry] = [:]
+            for value in values { loaded[value.key] = Entry(resolved: value) }
+            var changed: [(ResolvedPreference, [@Sendable (ResolvedPreference) -> Void])] = []
+            for key in Set(state.values.keys).union(loaded.keys) {
+                let old = state.values[key]?.resolved
+                let new = loaded[key]?.resolved ?? unset(key)
+                if old?.value != new.value || old?.source != new.source, let observers = state.observers[key] {
+                    changed.append((new, Array(observers.values)))
                 }
-            } catch let error as PrefsError {
-                self?.state.withLock { $0.failure = error }
-            } catch {}
+            }
+            state.values = loaded
+            return changed
         }
-        follower.withLock { $0 = task }
+        for (resolved, observers) in changed {
+            for observer in observers { observer(resolved) }
+        }
+        return values.first?.revision ?? before
     }
 
     deinit {
@@ -79,7 +97,8 @@ public final class PreferenceMirror: Sendable {
         ResolvedPreference(key: key, scope: scope, value: .null, source: .none, revision: 0)
     }
 
-    /// Why following stopped, if it did (the daemon went away, the store closed).
+    /// Why following is interrupted, while it is (the daemon went away, the store closed);
+    /// nil again once it has resumed.
     public var failure: PrefsError? { state.withLock { $0.failure } }
 
     /// Calls `onChange` with the new effective value each time `key`'s changes. Keep the token:
@@ -97,7 +116,7 @@ public final class PreferenceMirror: Sendable {
     }
 
     private func apply(_ event: ChangeEvent) {
-        guard let key = event.key, !event.kind.isNotice else { return }
+        guard let key = event.key else { return }
         let resolved = ResolvedPreference(
             key: key, scope: scope, value: event.value ?? .null, source: event.source ?? .none, revision: event.revision)
         let observers = state.withLock { state in

@@ -3,8 +3,9 @@ import Synchronization
 
 /// Keeps a snapshot current: fetches it, then re-fetches it after each event of a watch started
 /// from the revision before the first fetch (so nothing in between is missed), and tells
-/// Observation only when the snapshot differs. The engine of ``DraftObserving`` and
-/// ``ThreadObserving``.
+/// Observation only when the snapshot differs. Following resumes after an overflow or a daemon
+/// restart (see ``followChanges(of:_:from:resynchronize:onInterruption:onChange:)``). The engine
+/// of ``DraftObserving`` and ``ThreadObserving``.
 final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendable {
     private let registrar = ObservationRegistrar()
     private let current: Mutex<Snapshot>
@@ -20,19 +21,20 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
         current = Mutex(initial)
         let firstFetch = firstFetch
         let task = Task { [weak self] in
-            do {
-                let revision = try await service.status().revision
-                self?.replace(with: try await fetch(service))
-                firstFetch.open()
-                var request = request
-                request.since = revision
-                for try await event in service.watch(request) where !event.kind.isNotice {
+            await followChanges(
+                of: service, request, from: nil,
+                resynchronize: { [weak self] in
+                    let revision = try await service.status().revision
                     self?.replace(with: try await fetch(service))
-                }
-            } catch {
-                self?.failure.withLock { $0 = error as? PrefsError ?? PrefsError(.unavailable, "\(error)") }
-                firstFetch.open()
-            }
+                    firstFetch.open()
+                    return revision
+                },
+                onInterruption: { [weak self] reason in
+                    self?.failure.withLock { $0 = reason }
+                    if reason != nil { firstFetch.open() }
+                },
+                onChange: { [weak self] _ in self?.replace(with: try await fetch(service)) }
+            )
         }
         following.withLock { $0 = task }
     }
@@ -52,7 +54,7 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
         await firstFetch.wait()
     }
 
-    /// Why following stopped, if it did.
+    /// Why following is interrupted, while it is.
     var error: PrefsError? { failure.withLock { $0 } }
 
     /// The snapshot, then each new one.
