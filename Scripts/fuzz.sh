@@ -132,6 +132,7 @@ main_time=$(( max_time * 4 / 5 )); [ "$main_time" -ge 1 ] || main_time=1
 watch_time=$(( max_time - main_time )); [ "$watch_time" -ge 1 ] || watch_time=1
 
 set +e
+cd "$scratch"  # schemathesis keeps a .schemathesis/ cache in its working directory
 echo "fuzz.sh: pass 1, every operation but the watch (at most ${main_time}s)"
 "$venv/bin/schemathesis" run "$repo/openapi.yaml" "${common[@]}" --phases "$phases" --max-time "$main_time" \
     --exclude-operation-id watch --report har,junit --report-dir "$scratch/report-main" \
@@ -144,6 +145,7 @@ echo "fuzz.sh: pass 2, the watch alone, 1 s per request (at most ${watch_time}s)
     >"$scratch/schemathesis-watch.log" 2>&1
 st_watch=$?
 set -e
+cd "$repo"
 
 # --- is the daemon still there, does it answer, does it stop cleanly?
 alive=yes; answers=yes
