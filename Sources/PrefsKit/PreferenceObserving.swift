@@ -3,7 +3,8 @@ import Synchronization
 
 /// A property that follows one preference's effective value at the context's scope, and tells
 /// Observation only when that value changes — not when another key changes, nor when a change
-/// is hidden by a nearer scope, a lock or an override.
+/// is hidden by a nearer scope, a lock or an override. A value given to the context with
+/// ``withPrefs(_:_:operation:)`` wins, and then never changes.
 ///
 /// ```swift
 /// final class TimelineModel {
@@ -31,6 +32,8 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
         key = TypedKey(keyPath)
         context = PrefsContext.required
         current = Mutex(context.value(of: key))
+        // A value given to the context hides the scope's for as long as the wrapper lives.
+        guard context.localValue(of: key) == nil else { return }
         let observation = context.mirror.observe(key.name) { [weak self] resolved in
             self?.update(resolved)
         }

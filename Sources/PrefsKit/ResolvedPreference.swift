@@ -12,6 +12,9 @@ public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
     case `default`
     /// Nothing: no value anywhere and no default.
     case none
+    /// A value given to the code's own context (``withPrefs(_:_:operation:)``, or a
+    /// ``ScopeBacked`` property's local value): it never leaves the process.
+    case local
 
     public var description: String {
         switch self {
@@ -20,6 +23,7 @@ public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
         case .scope(let scope): "scope:\(scope.path)"
         case .default: "default"
         case .none: "none"
+        case .local: "local"
         }
     }
 
@@ -29,6 +33,7 @@ public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
         case "override": self = .override
         case "default": self = .default
         case "none": self = .none
+        case "local": self = .local
         default:
             if text.hasPrefix("lock:") {
                 self = .lock(try ScopePath(String(text.dropFirst(5))))

@@ -3,7 +3,8 @@ import Synchronization
 
 /// A preference with an optional local value: the local value if one is set, else the effective
 /// value at the context's scope — the seed's `EnvironmentBacked`. Setting it sets the local
-/// value only (nothing is stored); `$property.clear()` goes back to following the scope.
+/// value only (nothing is stored); `$property.clear()` goes back to following the scope, and
+/// `$property.set(_:)` stores a value at the scope.
 ///
 /// ```swift
 /// @ScopeBacked(\.avatarStyle) var avatarStyle      // the account's style…
@@ -28,13 +29,19 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
             registrar.access(self, keyPath: \.wrappedValue)
             return local.withLock { $0 } ?? scoped.untrackedValue
         }
-        set {
-            registrar.withMutation(of: self, keyPath: \.wrappedValue) { local.withLock { $0 = newValue } }
-        }
+        set { setLocal(newValue) }
     }
 
-    /// Whether a local value is set, and a way to clear it.
+    /// Where the value comes from, the updates, the scope's value, and ways to clear the local
+    /// value or store one at the scope.
     public var projectedValue: Projection { Projection(wrapper: self) }
+
+    /// Sets (or clears) the local value, then tells Observation — in that order, so an observer
+    /// that reads in its change callback sees the new value.
+    private func setLocal(_ value: Value?) {
+        local.withLock { $0 = value }
+        registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+    }
 
     /// Re-registers, after each change of the scope's value, a tracking of it that forwards the
     /// change to this wrapper's observers while no local value hides it.
@@ -57,12 +64,27 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
         /// Whether the value is local rather than the scope's.
         public var isLocal: Bool { wrapper.local.withLock { $0 != nil } }
 
+        /// Where the value comes from: `local`, else the scope value's source.
+        public var source: PreferenceSource { isLocal ? .local : scopeSource }
+
         /// Where the scope's value comes from.
         public var scopeSource: PreferenceSource { wrapper.scoped.projectedValue.source }
 
+        /// The value, then each new one: local changes and, while no local value hides them,
+        /// the scope's.
+        public var updates: AsyncStream<Value> {
+            let wrapper = wrapper
+            return observationUpdates { wrapper.wrappedValue }
+        }
+
         /// Drops the local value: the property follows the scope again.
         public func clear() {
-            wrapper.registrar.withMutation(of: wrapper, keyPath: \.wrappedValue) { wrapper.local.withLock { $0 = nil } }
+            wrapper.setLocal(nil)
+        }
+
+        /// Stores `value` at the context's scope (a local value, if set, still wins here).
+        public func set(_ value: Value) async throws {
+            try await wrapper.scoped.projectedValue.set(value)
         }
     }
 }

@@ -142,16 +142,82 @@ enum Backend: String, CaseIterable, Sendable {
                 #expect(await counter.changes(atLeast: 1) == 1)
                 #expect(!model.$fontSize.isLocal)
 
+                var values = model.$fontSize.updates.makeAsyncIterator()
+                #expect(await values.next() == 16)
                 model.fontSize = 30
+                #expect(await values.next() == 30)  // the new value, not the one it replaced
                 #expect(await counter.changes(atLeast: 2) == 2)
                 #expect(model.$fontSize.isLocal && model.fontSize == 30)
+                #expect(model.$fontSize.source == .local)
                 try await service.set(\.fontSize, 18, scope: "/accounts")  // hidden by the local value
                 _ = await next(updates) { $0 == 18 }
                 #expect(await counter.changes(atLeast: 2) == 2)
                 model.$fontSize.clear()
                 #expect(model.fontSize == 18)
                 #expect(await counter.changes(atLeast: 3) == 3)
+                #expect(model.$fontSize.source == .scope("/accounts"))
+
+                try await model.$fontSize.set(22)  // stored at the context's scope
+                _ = await next(updates) { $0 == 22 }
+                #expect(model.fontSize == 22)
+                #expect(model.$fontSize.source == .scope("/accounts/alice"))
+                #expect(try await service.resolve(\.fontSize, scope: "/accounts/alice").value == 22)
             }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func valuesGivenToTheContextWinForTheCodeInside(_ backend: Backend) async throws {
+        try await backend.run { service in
+            try await service.set(\.statusMode, .expanded, scope: "/accounts/alice")
+            try await withPrefs(service, scope: "/accounts/alice") {
+                #expect(PrefsContext.required[\.statusMode] == .expanded)
+                try await withPrefs(\.statusMode, .collapsed) {
+                    #expect(PrefsContext.required[\.statusMode] == .collapsed)
+                    #expect(PrefsContext.required.value(of: TypedKey(\.statusMode)).source == .local)
+                    nonisolated(unsafe) let model = TimelineModel()
+                    let counter = ChangeCounter { _ = model.mode }
+                    #expect(model.mode == .collapsed && model.$mode.source == .local)
+                    try await withPrefs(scope: "threads/1") {  // a narrower scope keeps it
+                        #expect(PrefsContext.required[\.statusMode] == .collapsed)
+                    }
+                    try await service.set(\.statusMode, .collapsed, scope: "/accounts/alice")
+                    try await service.set(\.statusMode, .expanded, scope: "/accounts/alice")
+                    try await Task.sleep(for: .milliseconds(100))
+                    #expect(model.mode == .collapsed && counter.changes == 0)
+                }
+                #expect(PrefsContext.required[\.statusMode] == .expanded)
+            }
+        }
+        await #expect(throws: PrefsError.self) { try await withPrefs(\.statusMode, .collapsed) {} }
+    }
+
+    @Test func scopeOrLocalReadsTheRunningContextUnlessGivenItsOwnValue() async throws {
+        struct Holder {
+            @ScopeOrLocal(\.scope) var scope: ScopePath
+            @ScopeOrLocal(wrappedValue: "/fixed") var fixed: ScopePath
+        }
+        let store = try EmbeddedStore.temporary()
+        defer { store.close() }
+        try await withPrefs(store, scope: "/accounts/alice") {
+            let holder = Holder()
+            #expect(holder.scope == "/accounts/alice" && !holder.$scope)
+            try await withPrefs(scope: "threads/1") {  // read where it is used, like @Environment
+                #expect(holder.scope == "/accounts/alice/threads/1")
+            }
+            #expect(holder.fixed == "/fixed" && holder.$fixed)
+        }
+    }
+
+    @Test func wrappersWorkWithObservations() async throws {
+        let store = try EmbeddedStore.temporary()
+        defer { store.close() }
+        try await withPrefs(store, scope: "/accounts/alice") {
+            nonisolated(unsafe) let model = TimelineModel()
+            var modes = Observations { model.mode }.makeAsyncIterator()
+            #expect(await modes.next() == .collapsed)
+            try await store.set(\.statusMode, .expanded, scope: "/accounts")
+            #expect(await modes.next() == .expanded)
         }
     }
 
