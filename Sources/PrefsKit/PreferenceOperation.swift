@@ -36,7 +36,13 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
         self.recursive = recursive
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case op, key, scope, value, recursive
+    }
+
+    /// Decodes an operation, refusing unknown fields: a misspelt `recursive` must not pass.
     public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a batch operation")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         op = try container.decode(Kind.self, forKey: .op)
         key = try container.decode(String.self, forKey: .key)
@@ -52,6 +58,16 @@ public struct PreferenceBatch: Codable, Sendable, Hashable {
 
     public init(operations: [PreferenceOperation]) {
         self.operations = operations
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case operations
+    }
+
+    /// Decodes a batch, refusing unknown fields.
+    public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a batch")
+        operations = try decoder.container(keyedBy: CodingKeys.self).decode([PreferenceOperation].self, forKey: .operations)
     }
 }
 

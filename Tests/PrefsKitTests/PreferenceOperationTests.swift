@@ -25,6 +25,16 @@ struct PreferenceOperationTests {
         }
     }
 
+    @Test("Unknown fields are refused, in an operation and in the batch: a misspelt field never passes")
+    func unknownFieldsRefused() {
+        #expect(throws: PrefsError(.invalidRequest, "Unknown field 'recursve' in a batch operation; the fields are op, key, scope, value, recursive.")) {
+            try JSONDecoder().decode(PreferenceOperation.self, from: Data(#"{"op": "reset", "key": "a", "recursve": true}"#.utf8))
+        }
+        #expect(throws: PrefsError.self) {
+            try JSONDecoder().decode(PreferenceBatch.self, from: Data(#"{"operations": [], "x-unknown": 42}"#.utf8))
+        }
+    }
+
     @Test("Factory methods")
     func factories() {
         let set = PreferenceOperation.set("k", 1, scope: "/a")
