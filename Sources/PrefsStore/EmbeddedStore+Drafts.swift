@@ -101,7 +101,7 @@ extension EmbeddedStore {
     /// reaches the database until it is complete and within the limit, and an upload that fails
     /// or is abandoned leaves nothing behind.
     private func stage(_ bytes: AsyncThrowingStream<Data, any Error>) async throws -> (file: URL, sha256: String, byteSize: Int64) {
-        let folder = URL(fileURLWithPath: path + ".uploads")
+        let folder = uploadsFolder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appending(path: UUID().uuidString)
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {

@@ -60,6 +60,9 @@ public final class EmbeddedStore: PrefsService {
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         ownership = try DatabaseOwnership(databasePath: path)
+        // Uploads staged beside the database by a process that died midway: no one else can be
+        // writing them now that this store owns the database.
+        try? FileManager.default.removeItem(at: Self.uploadsFolder(of: path))
         pool = try StoreDatabase.open(path: path, durability: configuration.durability)
         let (keys, bounds) = try pool.read { db in (try PreferenceRecords.loadAll(db), try ChangeLog.bounds(db)) }
         for (key, value) in configuration.overrides {
@@ -127,6 +130,13 @@ public final class EmbeddedStore: PrefsService {
             }
         }
         lifecycle.withLock { $0.progressTask = task }
+    }
+
+    /// Where uploads are staged until they are whole: a folder beside the database.
+    var uploadsFolder: URL { Self.uploadsFolder(of: path) }
+
+    private static func uploadsFolder(of databasePath: String) -> URL {
+        URL(fileURLWithPath: databasePath + ".uploads")
     }
 
     /// Runs `work` as one atomic request of the next group commit.

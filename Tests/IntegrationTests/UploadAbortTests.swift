@@ -31,4 +31,23 @@ import Testing
         let blobs = try CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob"])
         #expect(blobs.output == "0")
     }
+
+    @Test func anUploadCutOffByACrashIsClearedAtTheNextStart() async throws {
+        let daemon = try await Daemon()
+        let draft = try await daemon.client.createDraft(DraftInput(account: "alice", text: "x"))
+        let staging = daemon.databasePath + ".uploads"
+        func staged() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? [] }
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send(
+            "POST /v1/drafts/\(draft.id.uuidString)/attachments?filename=big.bin HTTP/1.1\r\nHost: prefsd\r\n"
+                + "Content-Length: 10000000\r\n\r\n" + String(repeating: "a", count: 300_000))
+        for _ in 0..<400 where staged().isEmpty { try await Task.sleep(for: .milliseconds(25)) }
+        #expect(staged().count == 1)
+        daemon.kill()
+        #expect(staged().count == 1)  // the crash left it
+        try await daemon.start()
+        #expect(staged().isEmpty)
+        #expect(try await daemon.client.draft(draft.id).attachments.isEmpty)
+        withExtendedLifetime(socket) {}
+    }
 }
