@@ -181,8 +181,9 @@ struct WatchResumeTests {
         // Once the first event is here, the replay holds its first page (1...1000) in memory.
         let first = try await watch.take(1)
         #expect(first.map(\.revision) == [1])
-        // These compact revision 1001 away before the replay has reached it.
-        try await store.apply(PreferenceBatch(operations: (1002...2002).map { .set("k", .integer(Int64($0))) }))
+        // These compact revision 1001 away before the replay has reached it. (Another key: live
+        // changes the watch selects would be held for it, and overflow its small buffer first.)
+        try await store.apply(PreferenceBatch(operations: (1002...2002).map { .set("other", .integer(Int64($0))) }))
         #expect(try await store.status().oldestRevision == 1002)
 
         let (rest, _) = await watch.rest()
