@@ -21,13 +21,14 @@ enum ChangeLog {
 
     static func append(_ db: Database, _ change: LoggedChange, at time: Double) throws {
         let event = change.event
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO change (
                     revision, kind, key, scope, value, old_value, draft, attachment,
                     account, thread, previous_thread, draft_revision, valid, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [
                 event.revision, event.kind.rawValue, event.key, event.scope?.path, event.value?.canonicalText,
                 change.oldValue, event.draft, event.attachment, event.account, event.thread, event.previousThread,
@@ -36,16 +37,15 @@ enum ChangeLog {
         )
     }
 
-    /// Records `revision` as the newest, and drops rows beyond the newest `retain`.
-    static func finish(_ db: Database, revision: Revision, retain: Int) throws -> Revision {
-        let oldest = max(1, revision - Revision(retain) + 1)
-        try db.execute(
-            sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = max(oldest_revision, ?)",
-            arguments: [revision, oldest]
-        )
+    /// Records `revision` as the newest, and drops rows beyond the newest `retain`; returns the
+    /// oldest revision the log then holds (never below `oldest`, the one it held before).
+    static func finish(_ db: Database, revision: Revision, retain: Int, oldest: Revision) throws -> Revision {
+        let oldest = max(oldest, revision - Revision(retain) + 1)
+        try db.cachedStatement(sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = ?")
+            .execute(arguments: [revision, oldest])
         // Compaction is cheap per commit: the rows it removes are the few that just fell out.
-        try db.execute(sql: "DELETE FROM change WHERE revision < ?", arguments: [oldest])
-        return try bounds(db).oldest
+        try db.cachedStatement(sql: "DELETE FROM change WHERE revision < ?").execute(arguments: [oldest])
+        return oldest
     }
 
     /// Like ``changes(_:after:through:limit:)``, but throws `compacted` if the log no longer holds

@@ -83,7 +83,8 @@ public final class EmbeddedStore: PrefsService {
                     WriteContext(db: db, cache: cache, rules: rules, overrides: overrides, time: Date().timeIntervalSince1970)
                 },
                 finishTransaction: { context in
-                    context.oldestRevision = try ChangeLog.finish(context.db, revision: context.revision, retain: retain)
+                    context.oldestRevision = try ChangeLog.finish(
+                        context.db, revision: context.revision, retain: retain, oldest: context.oldestRevision)
                 },
                 didCommit: { context in
                     cache.publish(context.touched, revision: context.revision, oldestRevision: context.oldestRevision)

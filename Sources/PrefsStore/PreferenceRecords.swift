@@ -27,17 +27,16 @@ enum PreferenceRecords {
     }
 
     static func upsertValue(_ db: Database, key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO preference (key, scope, value, revision) VALUES (?, ?, ?, ?)
                 ON CONFLICT (key, scope) DO UPDATE SET value = excluded.value, revision = excluded.revision
-                """,
-            arguments: [key, scope.path, value.canonicalText, revision]
-        )
+                """
+        ).execute(arguments: [key, scope.path, value.canonicalText, revision])
     }
 
     static func deleteValue(_ db: Database, key: String, scope: ScopePath) throws {
-        try db.execute(sql: "DELETE FROM preference WHERE key = ? AND scope = ?", arguments: [key, scope.path])
+        try db.cachedStatement(sql: "DELETE FROM preference WHERE key = ? AND scope = ?").execute(arguments: [key, scope.path])
     }
 
     static func insertLock(_ db: Database, key: String, scope: ScopePath, revision: Revision) throws {
