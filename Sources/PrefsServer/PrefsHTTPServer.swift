@@ -14,6 +14,9 @@ import PrefsKit
 public struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
     public let application: Application<RouterResponder<BasicRequestContext>>
+    /// The same API on loopback TCP behind a bearer token, when a ``TCPListener`` was given;
+    /// run it beside ``application``.
+    public let tcpApplication: Application<RouterResponder<BasicRequestContext>>?
 
     /// Serves `service` on the Unix socket at `socketPath`, accepting only connections from
     /// this process's user.
@@ -22,9 +25,12 @@ public struct PrefsHTTPServer: Sendable {
     /// daemon is removed, but a socket a live daemon answers on is refused with `conflict`.
     /// With `privateFolder` (the default socket's folder, which may sit in a shared `/tmp`), a
     /// folder that already exists must belong to this user — else `forbidden` — and is made 0700.
+    ///
+    /// With a `listener`, the API is also served on that loopback TCP address, where every
+    /// request must carry its bearer token.
     public init(
-        service: any PrefsService, socketPath: String, privateFolder: Bool = false, limits: ServerLimits = ServerLimits(),
-        logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
+        service: any PrefsService, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
+        limits: ServerLimits = ServerLimits(), logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
         try Self.prepareSocketPath(socketPath, privateFolder: privateFolder)
         let router = Self.router(service: service, limits: limits)
@@ -39,12 +45,23 @@ public struct PrefsHTTPServer: Sendable {
             },
             logger: logger
         )
+        tcpApplication = listener.map { listener in
+            Application(
+                router: Self.router(service: service, limits: limits, token: listener.token),
+                configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
+                logger: logger
+            )
+        }
     }
 
-    /// The router with every `/v1` route and the JSON error middleware.
-    public static func router(service: any PrefsService, limits: ServerLimits) -> Router<BasicRequestContext> {
+    /// The router with every `/v1` route and the JSON error middleware; with a `token`, every
+    /// request must carry it as a bearer token.
+    public static func router(service: any PrefsService, limits: ServerLimits, token: [UInt8]? = nil)
+        -> Router<BasicRequestContext>
+    {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware())
+        if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         PreferenceRoutes(service: service, limits: limits).register(on: router)
         DraftRoutes(service: service, limits: limits).register(on: router)
         WatchRoute(service: service).register(on: router)

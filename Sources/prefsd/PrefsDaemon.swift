@@ -32,6 +32,15 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
 
+    @Option(help: ArgumentHelp("Also serve the API on loopback TCP, e.g. 127.0.0.1:7878 (needs --token-file).", valueName: "host:port"))
+    var listen: String?
+
+    @Option(help: ArgumentHelp("The bearer token TCP clients must send: a file only you can read (0600).", valueName: "file"))
+    var tokenFile: String?
+
+    @Flag(help: "Let --listen bind an address other machines can reach.")
+    var allowNonLoopback = false
+
     @Option(name: .customLong("schema"), help: ArgumentHelp("A JSON file of key → schema to register at start (repeatable).", valueName: "file"))
     var schemaFiles: [String] = []
 
@@ -68,6 +77,9 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
         guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
+        guard (listen == nil) == (tokenFile == nil) else {
+            throw ValidationError("--listen and --token-file go together: TCP clients must present the token.")
+        }
     }
 
     func run() async throws {
@@ -85,12 +97,13 @@ struct PrefsDaemon: AsyncParsableCommand {
         let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
         let socketPath = socket ?? paths.socket
         do {
+            let listener = try tcpListener()
             let store = try EmbeddedStore(path: databasePath, configuration: try storeConfiguration())
             for file in schemaFiles {
                 try await store.register(schemas: try SchemaFile.read(file))
             }
             let server = try PrefsHTTPServer(
-                service: store, socketPath: socketPath, privateFolder: socket == nil,
+                service: store, socketPath: socketPath, privateFolder: socket == nil, listener: listener,
                 limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
                 onReady: { logger.info("prefsd ready on \(socketPath)") }
             )
@@ -98,14 +111,14 @@ struct PrefsDaemon: AsyncParsableCommand {
             logger.info(
                 "prefsd \(prefsVersion) starting: database \(databasePath), socket \(socketPath), revision \(status.revision), \(status.counts.values) values, pid \(getpid())"
             )
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server.application)]
+            if let tcp = server.tcpApplication { services.append(.init(service: tcp)) }
+            // Shut down first (services stop in reverse order): ends watch streams so the
+            // servers' graceful drain does not wait on them.
+            services.append(.init(service: WatchStreamCloser(store: store)))
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [
-                        .init(service: server.application),
-                        // Shut down first (services stop in reverse order): ends watch streams
-                        // so the server's graceful drain does not wait on them.
-                        .init(service: WatchStreamCloser(store: store)),
-                    ],
+                    services: services,
                     gracefulShutdownSignals: [.sigterm, .sigint],
                     logger: logger
                 )
@@ -118,6 +131,23 @@ struct PrefsDaemon: AsyncParsableCommand {
             logger.error("prefsd cannot start: \(error.message)")
             throw ExitCode.failure
         }
+    }
+
+    /// The TCP listener of `--listen`, with the token read from `--token-file` — a file that
+    /// must be this user's and closed to others, like an SSH key.
+    private func tcpListener() throws -> TCPListener? {
+        guard let listen, let tokenFile else { return nil }
+        var info = stat()
+        guard stat(tokenFile, &info) == 0 else {
+            throw PrefsError(.invalidRequest, "Cannot read the token file \(tokenFile): \(String(cString: strerror(errno))).")
+        }
+        guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            throw PrefsError(
+                .forbidden,
+                "The token file \(tokenFile) must be yours and readable by you only: chmod 600 \(tokenFile).")
+        }
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8)
+        return try TCPListener(address: listen, token: token, allowNonLoopback: allowNonLoopback)
     }
 
     private func storeConfiguration() throws -> StoreConfiguration {

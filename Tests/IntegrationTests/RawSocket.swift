@@ -3,7 +3,8 @@ import Glibc
 #endif
 import Foundation
 
-/// A bare Unix-socket connection that reads only when told to: a watcher that falls behind.
+/// A bare Unix-socket (or TCP) connection that reads only when told to: a watcher that falls
+/// behind, or a client of the TCP listener.
 final class RawSocket {
     private let descriptor: Int32
 
@@ -23,6 +24,23 @@ final class RawSocket {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    /// A TCP connection to 127.0.0.1:`port`.
+    init(tcpPort port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }

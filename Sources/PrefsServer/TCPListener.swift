@@ -1,0 +1,55 @@
+import PrefsKit
+
+/// Where `prefsd --listen` also serves the API over TCP, and the bearer token every request
+/// there must carry. Loopback only, unless explicitly allowed: the token is the only guard, and
+/// it travels in clear text.
+public struct TCPListener: Sendable {
+    /// The host to bind: `127.0.0.1`, `::1`, `localhost`, …
+    public let host: String
+    /// The port to bind.
+    public let port: Int
+    /// The token, as the bytes after `Bearer `.
+    public let token: [UInt8]
+
+    /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6). Throws `invalid_request` for a malformed
+    /// address or an empty token, and `forbidden` for a host that is not loopback unless
+    /// `allowNonLoopback`.
+    public init(address: String, token: String, allowNonLoopback: Bool = false) throws {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+            (0...65535).contains(port)
+        else {
+            throw PrefsError(.invalidRequest, "--listen takes HOST:PORT, like 127.0.0.1:7878, not '\(address)'.")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else {
+            throw PrefsError(.invalidRequest, "--listen needs a host, like 127.0.0.1:\(port).")
+        }
+        guard allowNonLoopback || Self.isLoopback(host) else {
+            throw PrefsError(
+                .forbidden,
+                "--listen \(address) is not a loopback address; the API would be reachable from other machines with only a bearer token in clear text. Use 127.0.0.1, or add --allow-non-loopback if you really mean it."
+            )
+        }
+        let token = token.trimmingWhitespace
+        guard !token.isEmpty else { throw PrefsError(.invalidRequest, "The token file is empty.") }
+        self.host = host
+        self.port = port
+        self.token = Array(token.utf8)
+    }
+
+    /// Whether `host` names this machine only: `localhost`, `127.0.0.0/8` or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces, tabs and newlines.
+    fileprivate var trimmingWhitespace: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

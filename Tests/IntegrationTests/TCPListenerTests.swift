@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PrefsKit
+import Testing
+
+/// `prefsd --listen`: the API on loopback TCP, for bearers of the token only.
+@Suite struct TCPListenerTests {
+    /// A port nothing listens on right now.
+    static func freePort() -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length)
+                return getsockname(descriptor, $0, &length)
+            }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// One request over TCP; the whole answer (the connection is closed after it).
+    static func request(_ port: UInt16, _ target: String, authorization: String?) throws -> String {
+        let socket = try RawSocket(tcpPort: port)
+        socket.send(
+            "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                + (authorization.map { "Authorization: \($0)\r\n" } ?? "") + "\r\n")
+        return socket.readToEnd()
+    }
+
+    @Test func onlyTheTokenGetsIn() async throws {
+        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let tokenFile = folder.appending(path: "token").path
+        try "  s3cret-t0ken\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        let port = Self.freePort()
+        let daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
+        try await daemon.client.set("secret.key", to: "v")
+        var answer = ""
+        for _ in 0..<100 {  // the TCP listener may start a moment after the socket
+            answer = (try? Self.request(port, "/v1/prefs/secret.key", authorization: "Bearer s3cret-t0ken")) ?? ""
+            if !answer.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
+        #expect(answer.contains(#""value":"v""#))
+        for refused in [nil, "Bearer s3cret-t0ke", "Bearer s3cret-t0ken2", "bearer s3cret-t0ken", "Basic czNjcmV0"] {
+            let answer = try Self.request(port, "/v1/prefs/secret.key", authorization: refused)
+            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(refused ?? "no header")")
+            #expect(answer.contains(#"{"error":{"code":"unauthorized","message":"Unauthorized."}}"#))
+            #expect(!answer.contains(#""value""#))
+        }
+    }
+
+    @Test func unsafeSetupsAreRefusedAtStart() throws {
+        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokenFile = folder.appending(path: "token").path
+        try "t0ken".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        let prefsd = Daemon.binaries.appending(path: "prefsd").path
+        func start(_ listen: String, _ extra: [String] = []) throws -> CommandResult {
+            try CommandResult.runTool(
+                prefsd,
+                ["--db", folder.appending(path: "p.sqlite").path, "--socket", folder.appending(path: "s.sock").path,
+                 "--listen", listen, "--token-file", tokenFile] + extra)
+        }
+        chmod(tokenFile, 0o644)
+        let readable = try start("127.0.0.1:\(Self.freePort())")
+        #expect(readable.status == 1)
+        #expect(readable.stderr.contains("chmod 600"))
+        chmod(tokenFile, 0o600)
+        let exposed = try start("0.0.0.0:\(Self.freePort())")
+        #expect(exposed.status == 1)
+        #expect(exposed.stderr.contains("not a loopback address"))
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "p.sqlite").path))
+        let noToken = try CommandResult.runTool(prefsd, ["--listen", "127.0.0.1:1"])
+        #expect(noToken.status != 0)
+        #expect(noToken.stderr.contains("--listen and --token-file go together"))
+    }
+}
