@@ -5,13 +5,26 @@ public struct PreferenceWriteRules: Sendable, Hashable {
     public var maximumValueBytes: Int
     /// Whether keys without a schema are refused (`prefsd --strict`).
     public var strict: Bool
+    /// The most operations one batch may hold (`prefsd --max-batch-operations`).
+    public var maximumBatchOperations: Int
 
     /// The default limits: 64 KiB values, schemas optional.
     public static let standard = PreferenceWriteRules()
 
-    public init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false) {
+    public init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false, maximumBatchOperations: Int = 10_000) {
         self.maximumValueBytes = maximumValueBytes
         self.strict = strict
+        self.maximumBatchOperations = maximumBatchOperations
+    }
+
+    /// Throws `too_large` for a batch of more operations than the limit.
+    public func checkBatch(_ batch: PreferenceBatch) throws {
+        guard batch.operations.count <= maximumBatchOperations else {
+            throw PrefsError(
+                .tooLarge,
+                "The batch has \(batch.operations.count) operations; the limit is \(maximumBatchOperations). Split it, or raise --max-batch-operations."
+            )
+        }
     }
 
     /// Throws unless `value` may be set for `key` at `scope`, given what is stored for the key.

@@ -19,6 +19,8 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case conflict = "conflict"
         case staleRevision = "stale_revision"
         case tooLarge = "too_large"
+        /// A configured bound on what the daemon serves at once (e.g. `--max-watches`) is reached.
+        case limitReached = "limit_reached"
         case compacted = "compacted"
         case unauthorized = "unauthorized"
         case forbidden = "forbidden"
@@ -43,6 +45,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case .compacted: 410
             case .staleRevision: 412
             case .tooLarge: 413
+            case .limitReached: 429
             case .storageFull: 507
             case .shuttingDown, .unavailable, .unreachable: 503
             case .internal: 500
@@ -70,6 +73,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case 410: self = .compacted
             case 412: self = .staleRevision
             case 413: self = .tooLarge
+            case 429: self = .limitReached
             case 503: self = .unavailable
             case 507: self = .storageFull
             case 400..<500: self = .invalidRequest

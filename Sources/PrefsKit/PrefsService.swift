@@ -54,6 +54,11 @@ public protocol PrefsService: DraftsService {
     /// `request.since` from the change log, then live ones. Ends with an error `compacted` if
     /// `since` is older than the log keeps.
     func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error>
+
+    /// Like ``watch(_:)``, but throws at once — before any event — what makes the watch
+    /// impossible, where the service can tell: an invalid key, a `since` already compacted, too
+    /// many watches open, the service closing. (The server answers those with a status.)
+    func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error>
 }
 
 extension PrefsService {
@@ -75,5 +80,12 @@ extension PrefsService {
             throw PrefsError(.notFound, "'\(key)' has no schema.")
         }
         return schema
+    }
+}
+
+extension PrefsService {
+    /// By default, ``watch(_:)``: its errors come through the stream.
+    public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        watch(request)
     }
 }

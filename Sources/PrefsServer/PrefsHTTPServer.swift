@@ -72,7 +72,9 @@ public struct PrefsHTTPServer: Sendable {
     /// stale socket file.
     static func prepareSocketPath(_ path: String, privateFolder: Bool) throws {
         let folder = (path as NSString).deletingLastPathComponent
-        if !FileManager.default.fileExists(atPath: folder) {
+        if folder.isEmpty {
+            // A bare file name: the socket goes in the working folder, which exists.
+        } else if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } else if privateFolder {

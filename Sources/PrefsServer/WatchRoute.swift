@@ -13,16 +13,9 @@ struct WatchRoute<Context: RequestContext>: Sendable {
 
     func register(on router: Router<Context>) {
         router.get("/v1/watch") { request, _ -> Response in
-            let watch = try parse(request)
-            if let since = watch.since {
-                let status = try await service.status()
-                if since < status.oldestRevision - 1 {
-                    throw PrefsError.compacted(since: since, oldest: status.oldestRevision)
-                }
-            }
             // Subscribes now, before the answer's head is sent: a client that has the head
-            // misses no change made after it.
-            let events = service.watch(watch)
+            // misses no change made after it, and one that cannot watch gets a status.
+            let events = try await service.openWatch(try parse(request))
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],

@@ -6,17 +6,25 @@ extension EmbeddedStore {
     /// from the change log, then goes live — nothing missed, nothing repeated. `since` older
     /// than the log keeps ends the stream with `compacted`, carrying the oldest revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
-        let channel = WatchChannel(
-            limit: configuration.watchBufferLimit, revision: request.since ?? cache.read { $0.revision })
-        let subscription: (id: Int, revision: Revision)
         do {
-            for key in request.keys { try KeyName.validate(key) }
-            subscription = try hub.subscribe(
-                request, channel: channel, overrides: configuration.overrides, replaying: request.since != nil)
+            return try subscribe(request)
         } catch {
-            channel.finish(throwing: error)
-            return AsyncThrowingStream(unfolding: { try await channel.next() })
+            return AsyncThrowingStream { throw error }
         }
+    }
+
+    public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        try subscribe(request)
+    }
+
+    /// Subscribes `request` now, or throws why it cannot be.
+    private func subscribe(_ request: WatchRequest) throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        for key in request.keys { try KeyName.validate(key) }
+        let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
+        if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
+        let channel = WatchChannel(limit: configuration.watchBufferLimit, revision: request.since ?? current)
+        let subscription = try hub.subscribe(
+            request, channel: channel, overrides: configuration.overrides, replaying: request.since != nil)
         let handle = WatchHandle(hub: hub, id: subscription.id, channel: channel)
         if let since = request.since {
             Task {

@@ -20,6 +20,7 @@ extension EmbeddedStore {
 
     @discardableResult
     public func apply(_ batch: PreferenceBatch) async throws -> WriteResult {
+        try configuration.rules.checkBatch(batch)
         for operation in batch.operations { try KeyName.validate(operation.key) }
         return try await write { context in
             let revisions = try batch.operations.map { try context.apply($0) }

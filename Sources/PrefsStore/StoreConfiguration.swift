@@ -20,6 +20,9 @@ public struct StoreConfiguration: Sendable {
     public var overrides: [String: JSONValue] = [:]
     /// How many changes the change log keeps (`--retain-changes`).
     public var retainChanges: Int = 100_000
+    /// How many watches may be open at once (`--max-watches`); one more is refused with
+    /// `limit_reached`.
+    public var maximumWatches: Int = 50_000
     /// How many undelivered events a watcher may have queued before its watch ends with `overflow`.
     public var watchBufferLimit: Int = 10_000
     /// The largest attachment accepted, in bytes (`--max-attachment-bytes`); 100 MiB by default.

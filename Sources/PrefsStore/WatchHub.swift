@@ -34,8 +34,12 @@ final class WatchHub: Sendable {
 
     private let state: Mutex<State>
 
-    init(revision: Revision) {
+    /// How many watches may be open at once.
+    let limit: Int
+
+    init(revision: Revision, limit: Int) {
         state = Mutex(State(revision: revision))
+        self.limit = limit
     }
 
     /// How many watches are open.
@@ -48,6 +52,11 @@ final class WatchHub: Sendable {
     {
         try state.withLock { state in
             guard !state.closed else { throw PrefsError(.shuttingDown, "The store is closing.") }
+            guard state.subscribers.count < limit else {
+                throw PrefsError(
+                    .limitReached,
+                    "\(limit) watches are open, the most allowed; close some, or raise the limit (prefsd --max-watches).")
+            }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(

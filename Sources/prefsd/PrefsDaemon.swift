@@ -62,6 +62,12 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "The largest attachment accepted, in bytes (default 100 MiB).")
     var maxAttachmentBytes: Int64 = 100 * 1024 * 1024
 
+    @Option(help: "How many watches may be open at once; one more is refused with 429.")
+    var maxWatches = 50_000
+
+    @Option(help: "The most operations one batch may hold.")
+    var maxBatchOperations = 10_000
+
     @Option(help: "How many undelivered events a watcher may fall behind before its watch ends with `overflow`.")
     var watchBuffer = 10_000
 
@@ -75,6 +81,8 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard retainChanges >= 1 else { throw ValidationError("--retain-changes must be at least 1.") }
         guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
         guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
+        guard maxWatches >= 1 else { throw ValidationError("--max-watches must be at least 1.") }
+        guard maxBatchOperations >= 1 else { throw ValidationError("--max-batch-operations must be at least 1.") }
         guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
         guard (listen == nil) == (tokenFile == nil) else {
@@ -153,7 +161,9 @@ struct PrefsDaemon: AsyncParsableCommand {
     private func storeConfiguration() throws -> StoreConfiguration {
         var configuration = StoreConfiguration()
         configuration.durability = durability
-        configuration.rules = PreferenceWriteRules(maximumValueBytes: maxValueBytes, strict: strict)
+        configuration.rules = PreferenceWriteRules(
+            maximumValueBytes: maxValueBytes, strict: strict, maximumBatchOperations: maxBatchOperations)
+        configuration.maximumWatches = maxWatches
         configuration.retainChanges = retainChanges
         configuration.watchBufferLimit = watchBuffer
         configuration.maximumAttachmentBytes = maxAttachmentBytes
