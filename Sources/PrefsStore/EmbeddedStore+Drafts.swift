@@ -125,7 +125,7 @@ extension EmbeddedStore {
             return (file, sha256, byteSize)
         } catch {
             try? FileManager.default.removeItem(at: file)
-            throw error
+            throw StoreErrors.translateFileError(error)
         }
     }
 }

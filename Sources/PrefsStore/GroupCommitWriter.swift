@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Synchronization
 import PrefsKit
@@ -108,7 +109,7 @@ final class GroupCommitWriter: Sendable {
 /// Turns database errors into the ``PrefsError``s callers understand.
 enum StoreErrors {
     static func translate(_ error: any Error) -> any Error {
-        guard let error = error as? DatabaseError else { return error }
+        guard let error = error as? DatabaseError else { return translateFileError(error) }
         switch error.resultCode {
         case .SQLITE_FULL:
             return PrefsError(.storageFull, "The disk is full; the change was not stored. Free some space and retry.")
@@ -119,5 +120,24 @@ enum StoreErrors {
         default:
             return PrefsError(.internal, "The database failed: \(error.message ?? "\(error)"). The change was not stored.")
         }
+    }
+}
+
+extension StoreErrors {
+    /// A failed write of a file beside the database (a staged upload): a full disk is
+    /// `storage_full`, any other failure `unavailable`; other errors pass unchanged.
+    static func translateFileError(_ error: any Error) -> any Error {
+        guard !(error is PrefsError), !(error is CancellationError) else { return error }
+        let error = error as NSError
+        let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+        let outOfSpace =
+            (error.domain == NSCocoaErrorDomain && error.code == CocoaError.fileWriteOutOfSpace.rawValue)
+            || (error.domain == NSPOSIXErrorDomain && error.code == Int(ENOSPC))
+            || (underlying?.domain == NSPOSIXErrorDomain && underlying?.code == Int(ENOSPC))
+        guard error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain else { return error }
+        if outOfSpace {
+            return PrefsError(.storageFull, "The disk is full; the upload was not kept. Free some space and retry.")
+        }
+        return PrefsError(.unavailable, "Cannot write the upload beside the database: \(error.localizedDescription)")
     }
 }

@@ -26,6 +26,13 @@ enum StoreDatabase {
         if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 {
             try checkExisting(path: path)
         }
+        // Refused before SQLite opens it, which would already touch the files beside it.
+        for file in [path, url.deletingLastPathComponent().path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
+            throw PrefsError(
+                .unavailable,
+                "Cannot open \(path) for writing (\(file) is read-only: \(String(cString: strerror(errno)))); prefsd did not change it. Make it writable by you, or choose another --db."
+            )
+        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
         configuration.foreignKeysEnabled = true
@@ -52,8 +59,13 @@ enum StoreDatabase {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(5)
+        // Opened immutable, SQLite reads the file and creates nothing beside it (no -wal, no
+        // -shm). Unless a WAL is left from a crash: then its commits count, and a read-only
+        // open (which may refresh the -shm index, never the data) is needed to see them.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        let probePath = wal > 0 ? path : "file:" + Self.uriEscaped(path) + "?immutable=1"
         try translatingErrors(path: path) {
-            let probe = try DatabaseQueue(path: path, configuration: configuration)
+            let probe = try DatabaseQueue(path: probePath, configuration: configuration)
             defer { try? probe.close() }
             try probe.read { db in
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
@@ -77,14 +89,35 @@ enum StoreDatabase {
         }
     }
 
-    /// Runs `body`, turning SQLite errors into ``PrefsError``s that name the file.
+    /// `path` as the path of a `file:` URI.
+    private static func uriEscaped(_ path: String) -> String {
+        path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+            .replacingOccurrences(of: "#", with: "%23")
+    }
+
+    /// Runs `body`, turning SQLite errors into ``PrefsError``s that name the file and say what
+    /// to do.
     private static func translatingErrors<T>(path: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PrefsError {
             throw error
         } catch let error as DatabaseError {
-            throw PrefsError(.unavailable, "Cannot open the database \(path): \(error.message ?? "\(error)").")
+            let detail = error.message ?? "\(error)"
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                throw PrefsError(
+                    .unavailable,
+                    "\(path) is corrupt (\(detail)); prefsd did not touch it. Restore it from a dump or a backup, or choose another --db."
+                )
+            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
+                throw PrefsError(
+                    .unavailable,
+                    "Cannot open \(path) for writing (\(detail)); prefsd did not change it. Make it and its folder writable by you, or choose another --db."
+                )
+            default:
+                throw PrefsError(.unavailable, "Cannot open the database \(path): \(detail).")
+            }
         }
     }
 }
