@@ -104,3 +104,14 @@ public struct ResolvedPreference: Codable, Sendable, Hashable {
     /// Whether the key has a value here at all (`source` is not `none`).
     public var isSet: Bool { source != .none }
 }
+
+extension ResolvedPreference {
+    /// The wire JSON of a resolution without a chain, written directly, the same as
+    /// ``WireJSON`` would encode it: a valid key, a scope and a source hold only characters JSON
+    /// needs no escape for, and the value is already canonical JSON — so the hottest answer of
+    /// the daemon needs no encoder. Nil when there is a chain to explain.
+    public var compactWireJSON: String? {
+        guard chain == nil else { return nil }
+        return #"{"key":"\#(key)","revision":\#(revision),"scope":"\#(scope.path)","source":"\#(source)","value":\#(value.canonicalText)}"#
+    }
+}

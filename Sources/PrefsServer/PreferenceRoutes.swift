@@ -13,7 +13,10 @@ struct PreferenceRoutes<Context: RequestContext>: Sendable {
         }
 
         router.get("/v1/prefs/{key}") { request, context -> Response in
-            .json(try await service.resolve(try context.key(), scope: try request.scope(), explain: try request.flag("explain")))
+            let resolved = try await service.resolve(try context.key(), scope: try request.scope(), explain: try request.flag("explain"))
+            guard let json = resolved.compactWireJSON else { return .json(resolved) }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: json)))
         }
         router.put("/v1/prefs/{key}") { request, context -> Response in
             let key = try context.key()

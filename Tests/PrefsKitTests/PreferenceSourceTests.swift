@@ -14,6 +14,7 @@ struct PreferenceSourceTests {
             (.scope("/accounts/alice"), "scope:/accounts/alice"),
             (.default, "default"),
             (.none, "none"),
+            (.local, "local"),
         ]
         for (source, text) in cases {
             #expect(source.description == text)
@@ -24,6 +25,24 @@ struct PreferenceSourceTests {
     @Test("Unknown or malformed sources are refused", arguments: ["", "scope", "lock:", "scope:p", "lock:/a/", "Override", "x:/a"])
     func refused(text: String) {
         #expect(throws: PrefsError.self) { try PreferenceSource(text) }
+    }
+
+    @Test(
+        "The directly written answer is byte for byte what the wire encoder writes",
+        arguments: [
+            JSONValue.integer(3), 1.5, "text with \"quotes\", a / slash and \u{e9}", true, .null, [1, "a", [true]],
+            ["b": 1, "a": ["y": 2, "x": [1.25, -3]]], -0.5, 1e300,
+        ])
+    func compactWireJSON(value: JSONValue) throws {
+        for source in [PreferenceSource.scope("/accounts/alice"), .lock(.root), .default, .override, .none] {
+            let resolved = ResolvedPreference(
+                key: "timeline.font-size_2", scope: "/accounts/alice@x.org/threads/t-1:2", value: value, source: source,
+                revision: 42)
+            let encoded = String(decoding: try WireJSON.encoder().encode(resolved), as: UTF8.self)
+            #expect(resolved.compactWireJSON == encoded)
+        }
+        let explained = ResolvedPreference(key: "k", scope: .root, value: 1, source: .default, revision: 1, chain: [])
+        #expect(explained.compactWireJSON == nil)
     }
 
     @Test("A resolved preference encodes its source as the wire string")
