@@ -16,6 +16,10 @@ public enum JSONValue: Sendable {
 
     /// Parses JSON text. Throws ``PrefsError`` `invalid_json` with the parser's reason.
     public init(parsing data: some DataProtocol) throws {
+        if let scalar = Self.simpleScalar(Array(data)) {
+            self = scalar
+            return
+        }
         do {
             self = try JSONDecoder().decode(JSONValue.self, from: Data(data))
         } catch let error as DecodingError {
@@ -32,13 +36,14 @@ public enum JSONValue: Sendable {
 
     /// The value as compact JSON with object keys sorted: the form the store keeps.
     public var canonicalText: String {
-        String(decoding: canonicalData, as: UTF8.self)
+        var text = ""
+        writeCanonical(into: &text)
+        return text
     }
 
     /// ``canonicalText`` as UTF-8 bytes.
     public var canonicalData: Data {
-        // Encoding a JSONValue cannot fail: every case maps onto a JSON token.
-        (try? JSONValue.canonicalEncoder.encode(self)) ?? Data("null".utf8)
+        Data(canonicalText.utf8)
     }
 
     /// Whether every number in the value is finite (JSON has no NaN or infinity).
@@ -167,6 +172,93 @@ extension DecodingError {
             return path.isEmpty ? reason : "at \(path): \(reason)"
         @unknown default:
             return "\(self)"
+        }
+    }
+}
+
+// MARK: - The hot paths, without JSONEncoder and JSONDecoder
+
+extension JSONValue {
+    /// Writes ``canonicalText`` — the bytes `JSONEncoder` gives with sorted keys and bare
+    /// slashes, as tests check — without an encoder's cost. Non-integral numbers still go
+    /// through `JSONEncoder`, the one authority on its number format.
+    fileprivate func writeCanonical(into text: inout String) {
+        switch self {
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .integer(let value): text += String(value)
+        case .number(let value):
+            // Encoding a finite Double cannot fail; JSON has no form for the others.
+            text += (try? JSONValue.canonicalEncoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        case .string(let value): Self.writeString(value, into: &text)
+        case .array(let elements):
+            text += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { text += "," }
+                element.writeCanonical(into: &text)
+            }
+            text += "]"
+        case .object(let members):
+            text += "{"
+            for (index, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { text += "," }
+                Self.writeString(key, into: &text)
+                text += ":"
+                value.writeCanonical(into: &text)
+            }
+            text += "}"
+        }
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped, nothing else.
+    private static func writeString(_ value: String, into text: inout String) {
+        text += "\""
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            text += value
+            text += "\""
+            return
+        }
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{8}": text += "\\b"
+            case "\u{C}": text += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
+    }
+
+    /// The commonest preference texts — `true`, `false`, `null`, an integer, a string without
+    /// escapes — parsed directly; nil for anything else, which the full parser takes.
+    fileprivate static func simpleScalar(_ bytes: [UInt8]) -> JSONValue? {
+        guard let first = bytes.first else { return nil }
+        switch first {
+        case UInt8(ascii: "t"): return bytes == Array("true".utf8) ? .bool(true) : nil
+        case UInt8(ascii: "f"): return bytes == Array("false".utf8) ? .bool(false) : nil
+        case UInt8(ascii: "n"): return bytes == Array("null".utf8) ? .null : nil
+        case UInt8(ascii: "\""):
+            guard bytes.count >= 2, bytes.last == UInt8(ascii: "\""),
+                !bytes.dropFirst().dropLast().contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return nil }
+            return String(validating: bytes.dropFirst().dropLast(), as: UTF8.self).map { .string($0) }
+        default:
+            // -?(0|[1-9][0-9]*), within Int64.
+            let digits = first == UInt8(ascii: "-") ? bytes.dropFirst() : bytes[...]
+            guard let leading = digits.first, leading >= UInt8(ascii: "0"), leading <= UInt8(ascii: "9"),
+                leading != UInt8(ascii: "0") || digits.count == 1,
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                !(first == UInt8(ascii: "-") && digits == [UInt8(ascii: "0")]),
+                let value = Int64(String(decoding: bytes, as: UTF8.self))
+            else { return nil }
+            return .integer(value)
         }
     }
 }

@@ -19,6 +19,44 @@ struct JSONValueTests {
                 == .object(["a": .integer(1), "b": .object(["c": .array([.bool(true)])])]))
     }
 
+    /// What JSONEncoder writes with the store's settings: what ``JSONValue/canonicalText`` must equal.
+    static func encoderText(_ value: JSONValue) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test("The canonical text is byte for byte what JSONEncoder writes")
+    func canonicalTextMatchesTheEncoder() throws {
+        let controls = String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) })
+        let values: [JSONValue] = [
+            .null, true, false, 0, -1, .integer(.max), .integer(.min), 2.5, -0.0, 1e300, 1.0, 0.1, 123456789.125,
+            "", "plain", "a/b", "quote \" back \\ slash", .string(controls), "é ☃ 𝄞 \u{7F} \u{2028}",
+            [], [1, "two", [3.5, nil]], [:],
+            ["b": 1, "a": 2, "B": 3, "é": 4, "aa": 5, "a b": 6, "": 7, "Z": ["y": [], "x": [:]]],
+        ]
+        for value in values {
+            let expected = try Self.encoderText(value)
+            #expect(value.canonicalText == expected)
+            #expect(value.canonicalData == Data(expected.utf8))
+        }
+    }
+
+    @Test("The direct parse of common texts gives what the full parser gives")
+    func directParseMatchesTheDecoder() throws {
+        let texts = [
+            "true", "false", "null", "0", "-0", "7", "-7", "01", "-", "--1", "1.0", "1e3", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "\"\"", "\"plain\"", "\"é☃\"",
+            "\"a\\nb\"", "\"tab\there\"", "\"unterminated", "\"", " 1", "1 ", "tru", "nulls", "[1]", "{\"a\":1}",
+        ]
+        for text in texts {
+            let direct = try? JSONValue(parsing: text)
+            let full = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            #expect(direct?.typeName == full?.typeName, "\(text)")
+            #expect(direct?.canonicalText == full?.canonicalText, "\(text)")
+        }
+    }
+
     @Test("0 and 1 are integers, not booleans; true is not an integer")
     func booleansAndIntegersStayApart() throws {
         #expect(try JSONValue(parsing: "0") == .integer(0))
