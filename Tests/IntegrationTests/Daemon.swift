@@ -17,7 +17,6 @@ final class Daemon {
     let socketPath: String
     let arguments: [String]
     private(set) var process: Process?
-    private var stderrPipe: Pipe?
 
     /// Starts a daemon with extra `arguments`, waiting until it answers.
     init(arguments: [String] = [], folder: URL? = nil) async throws {
@@ -46,17 +45,19 @@ final class Daemon {
         let process = Process()
         process.executableURL = Self.binaries.appending(path: "prefsd")
         process.arguments = commandLine
-        let pipe = Pipe()
-        process.standardError = pipe
+        // A file, not a pipe: a pipe's write end is inherited by whatever another test spawns
+        // at the same moment, and reading it to its end would then wait for that process.
+        let log = folder.appending(path: "prefsd.stderr")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
-        stderrPipe = pipe
         let client = PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
         for _ in 0..<400 {
             if (try? await client.status()) != nil { return }
             guard process.isRunning else {
-                let message = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 throw PrefsError(.unavailable, "prefsd exited with \(process.terminationStatus): \(message)")
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -107,25 +108,40 @@ struct CommandResult {
 
     /// Runs one of the built executables and waits for it.
     static func run(_ name: String, _ arguments: [String], stdin: Data? = nil) throws -> CommandResult {
+        try execute(Daemon.binaries.appending(path: name), arguments, stdin: stdin)
+    }
+
+    /// Runs a program that is not one of ours.
+    static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
+        try execute(URL(fileURLWithPath: path), arguments, environment: environment)
+    }
+
+    /// Runs `executable` to its end. Its output goes to temp files, not pipes: the write end of
+    /// a pipe is inherited by whatever another test spawns at the same moment (a daemon that
+    /// lives on), and reading the pipe to its end would then wait for that process too.
+    private static func execute(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil)
+        throws -> CommandResult
+    {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (out, err) = (folder.appending(path: "out"), folder.appending(path: "err"))
+        for file in [out, err] { FileManager.default.createFile(atPath: file.path, contents: nil) }
         let process = Process()
-        process.executableURL = Daemon.binaries.appending(path: name)
+        process.executableURL = executable
         process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
+        if let environment { process.environment = environment }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
         let input = Pipe()
         process.standardInput = input
         try process.run()
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()
-        // Read before waiting, so a large output cannot fill the pipe and block the child.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return CommandResult(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
+            stderr: try String(contentsOf: err, encoding: .utf8))
     }
 
     /// stdout without the final newline.

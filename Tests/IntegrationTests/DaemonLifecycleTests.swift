@@ -118,24 +118,3 @@ import Testing
         #expect(try await iterator.next() == nil)
     }
 }
-
-extension CommandResult {
-    /// Runs a program that is not one of ours.
-    static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandResult(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
-    }
-}

@@ -186,6 +186,10 @@ enum Backend: String, CaseIterable, Sendable {
                     try await Task.sleep(for: .milliseconds(100))
                     #expect(model.mode == .collapsed && counter.changes == 0)
                 }
+                // The scope's own value, once the (asynchronous, over a daemon) watch has it.
+                for _ in 0..<500 where PrefsContext.required[\.statusMode] != .expanded {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 #expect(PrefsContext.required[\.statusMode] == .expanded)
             }
         }

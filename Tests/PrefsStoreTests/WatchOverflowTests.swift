@@ -65,8 +65,8 @@ struct WatchOverflowTests {
         #expect(error == nil)
         let overflow = try #require(events.last)
         #expect(overflow.kind == .overflow)
-        let received = events.dropLast()
-        #expect(received.map(\.revision) == Array(1...Revision(received.count)))
+        let received = events.dropLast()  // none, if the replay had not started before the flood
+        #expect(received.map(\.revision) == (0..<Revision(received.count)).map { $0 + 1 })
         #expect(overflow.revision == Revision(received.count))
 
         var resumed = WatchReader(store.watch(WatchRequest(keys: ["k"], since: overflow.revision)))
