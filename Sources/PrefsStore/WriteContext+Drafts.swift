@@ -121,6 +121,7 @@ extension WriteContext {
         }
         draft.attachments.insert(attachment, at: position)
         try renumberAttachments(&draft)
+        try DraftRecords.update(db, draft.attachments[position])  // its alt text, whether it moved or not
         try bump(&draft)
         try recordDraft(.attachmentUpdated, draft, attachment: attachmentID)
         return AttachmentResult(attachment: draft.attachments[position], draft: draft)
