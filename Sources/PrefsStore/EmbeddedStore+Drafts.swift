@@ -50,13 +50,15 @@ extension EmbeddedStore {
     public func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
     ) async throws -> AttachmentResult {
-        _ = try await self.draft(draft)  // before reading any bytes: an unknown draft is refused at once
-        let staged = try await stage(bytes)
+        // Before reading any bytes: an unknown draft or a stale revision is refused at once
+        // (the write checks the revision again, for a change made during the upload).
+        try await self.draft(draft).checkRevision(ifRevision)
+        let staged = try await stage(bytes, of: upload)
         defer { try? FileManager.default.removeItem(at: staged.file) }
         return try await write { context in
             try context.addAttachment(
-                to: draft, upload, sha256: staged.sha256, byteSize: staged.byteSize, file: staged.file,
-                ifRevision: ifRevision)
+                to: draft, upload, media: staged.media, sha256: staged.sha256, byteSize: staged.byteSize,
+                file: staged.file, ifRevision: ifRevision)
         }
     }
 
@@ -99,8 +101,12 @@ extension EmbeddedStore {
 
     /// An upload written to a file beside the database, hashed and measured on the way: nothing
     /// reaches the database until it is complete and within the limit, and an upload that fails
-    /// or is abandoned leaves nothing behind.
-    private func stage(_ bytes: AsyncThrowingStream<Data, any Error>) async throws -> (file: URL, sha256: String, byteSize: Int64) {
+    /// or is abandoned leaves nothing behind. What it is (``AttachmentMedia``) is decided from its
+    /// first ``ImageHeader/prefixLength`` bytes, kept aside as they pass: an upload whose bytes
+    /// contradict its type is refused then, before the rest is read.
+    private func stage(_ bytes: AsyncThrowingStream<Data, any Error>, of upload: AttachmentUpload) async throws
+        -> (file: URL, sha256: String, byteSize: Int64, media: AttachmentMedia)
+    {
         let folder = URL(fileURLWithPath: path + ".uploads")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appending(path: UUID().uuidString)
@@ -112,17 +118,26 @@ extension EmbeddedStore {
             defer { try? handle.close() }
             var hasher = SHA256()
             var byteSize: Int64 = 0
+            var prefix = Data()
+            var media: AttachmentMedia?
             let limit = configuration.maximumAttachmentBytes
             for try await chunk in bytes {
                 byteSize += Int64(chunk.count)
                 guard byteSize <= limit else {
                     throw PrefsError(.tooLarge, "The attachment is over the limit of \(limit) bytes; nothing was kept.")
                 }
+                if media == nil {
+                    prefix.append(chunk.prefix(ImageHeader.prefixLength - prefix.count))
+                    if prefix.count == ImageHeader.prefixLength {
+                        media = try AttachmentMedia(upload, header: ImageHeader(sniffing: prefix))
+                        prefix = Data()
+                    }
+                }
                 hasher.update(data: chunk)
                 try handle.write(contentsOf: chunk)
             }
             let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-            return (file, sha256, byteSize)
+            return (file, sha256, byteSize, try media ?? AttachmentMedia(upload, header: ImageHeader(sniffing: prefix)))
         } catch {
             try? FileManager.default.removeItem(at: file)
             throw error
