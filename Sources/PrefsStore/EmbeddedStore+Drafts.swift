@@ -77,26 +77,9 @@ extension EmbeddedStore {
         guard let found else {
             throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
         }
-        let pool = pool
         let chunkCount = try await pool.read { db in try DraftRecords.chunkCount(db, sha256: found.sha256) } ?? 0
-        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
-            let task = Task {
-                do {
-                    for number in 0..<chunkCount {
-                        try Task.checkCancellation()
-                        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: found.sha256, number: number) }) else {
-                            throw PrefsError(.notFound, "The attachment \(attachment.uuidString) was removed while it was read.")
-                        }
-                        continuation.yield(chunk)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-        return AttachmentDownload(attachment: found, bytes: bytes)
+        let reader = BlobReader(pool: pool, attachment: found, chunkCount: chunkCount)
+        return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await reader.next() })
     }
 
     /// An upload written to a file beside the database, hashed and measured on the way: nothing
@@ -142,5 +125,32 @@ extension EmbeddedStore {
             try? FileManager.default.removeItem(at: file)
             throw error
         }
+    }
+}
+
+/// Reads an attachment's bytes one chunk at a time, only when the consumer asks for the next: a
+/// slow reader (a download over a socket) holds one chunk in memory, not the whole file.
+private actor BlobReader {
+    private let pool: DatabasePool
+    private let attachment: Attachment
+    private let chunkCount: Int
+    private var number = 0
+
+    init(pool: DatabasePool, attachment: Attachment, chunkCount: Int) {
+        self.pool = pool
+        self.attachment = attachment
+        self.chunkCount = chunkCount
+    }
+
+    /// The next chunk; nil after the last.
+    func next() async throws -> Data? {
+        guard number < chunkCount else { return nil }
+        let sha256 = attachment.sha256
+        let number = number
+        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: sha256, number: number) }) else {
+            throw PrefsError(.notFound, "The attachment \(attachment.id.uuidString) was removed while it was read.")
+        }
+        self.number += 1
+        return chunk
     }
 }
