@@ -129,7 +129,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
+        // Hand-made image headers the tests share.
+        .target(name: "SampleImages", path: "Tests/SampleImages", swiftSettings: swiftSettings),
+
+        .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsKitMacrosTests",
             dependencies: [
@@ -144,12 +147,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsStoreTests",
-            dependencies: ["PrefsKit", "PrefsStore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PrefsKit", "PrefsStore", "SampleImages", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore"],
+            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -33,7 +33,9 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     public var sha256: String
     /// A description for people who cannot see the media.
     public var altText: String?
+    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see ``AttachmentMedia``).
     public var width: Int?
+    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see ``AttachmentMedia``).
     public var height: Int?
 
     public init(

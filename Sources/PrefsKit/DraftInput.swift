@@ -172,9 +172,10 @@ public struct AttachmentPatch: Codable, Sendable, Hashable {
 public struct AttachmentUpload: Sendable, Hashable {
     /// The name the client gave; sanitised before it is stored.
     public var filename: String
-    /// The kind; guessed from the MIME type when absent.
+    /// The kind; the MIME type's when absent.
     public var kind: Attachment.Kind?
-    /// The MIME type; guessed from the file name when absent.
+    /// The MIME type; when absent, the image format the bytes show, else guessed from the file
+    /// name (see ``AttachmentMedia``).
     public var mimeType: String?
     public var altText: String?
 

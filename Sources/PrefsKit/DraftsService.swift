@@ -27,8 +27,10 @@ public protocol DraftsService: Sendable {
     /// The drafts of a thread, in order; `not_found` if it has none.
     func thread(_ id: String) async throws -> [Draft]
 
-    /// Adds an attachment, streaming its bytes in; refused with `too_large` (nothing kept) over
-    /// the size limit.
+    /// Adds an attachment, streaming its bytes in. What it is (type, kind, size in pixels) is
+    /// decided from the upload and its first bytes (``AttachmentMedia``). Refused, with nothing
+    /// kept: with `too_large` over the size limit, with `invalid_request` when its bytes or kind
+    /// contradict its type.
     func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
     ) async throws -> AttachmentResult

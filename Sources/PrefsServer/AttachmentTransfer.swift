@@ -7,7 +7,8 @@ import PrefsKit
 /// and the answer that streams a file back.
 extension Request {
     /// `filename` (required), `kind` and `alt` from the query; the MIME type from `Content-Type`,
-    /// unless that says nothing about the file (then the store guesses from the file name).
+    /// unless that says nothing about the file (then the store takes it from the bytes or the file
+    /// name; see ``AttachmentMedia``).
     func attachmentUpload() throws -> AttachmentUpload {
         let query = uri.queryParameters
         guard let filename = query.get("filename"), !filename.isEmpty else {

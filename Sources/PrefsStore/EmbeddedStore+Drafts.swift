@@ -50,13 +50,15 @@ extension EmbeddedStore {
     public func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
     ) async throws -> AttachmentResult {
-        _ = try await self.draft(draft)  // before reading any bytes: an unknown draft is refused at once
-        let staged = try await stage(bytes)
+        // Before reading any bytes: an unknown draft or a stale revision is refused at once
+        // (the write checks the revision again, for a change made during the upload).
+        try await self.draft(draft).checkRevision(ifRevision)
+        let staged = try await stage(bytes, of: upload)
         defer { try? FileManager.default.removeItem(at: staged.file) }
         return try await write { context in
             try context.addAttachment(
-                to: draft, upload, sha256: staged.sha256, byteSize: staged.byteSize, file: staged.file,
-                ifRevision: ifRevision)
+                to: draft, upload, media: staged.media, sha256: staged.sha256, byteSize: staged.byteSize,
+                file: staged.file, ifRevision: ifRevision)
         }
     }
 
@@ -75,32 +77,19 @@ extension EmbeddedStore {
         guard let found else {
             throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
         }
-        let pool = pool
         let chunkCount = try await pool.read { db in try DraftRecords.chunkCount(db, sha256: found.sha256) } ?? 0
-        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
-            let task = Task {
-                do {
-                    for number in 0..<chunkCount {
-                        try Task.checkCancellation()
-                        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: found.sha256, number: number) }) else {
-                            throw PrefsError(.notFound, "The attachment \(attachment.uuidString) was removed while it was read.")
-                        }
-                        continuation.yield(chunk)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-        return AttachmentDownload(attachment: found, bytes: bytes)
+        let reader = BlobReader(pool: pool, attachment: found, chunkCount: chunkCount)
+        return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await reader.next() })
     }
 
     /// An upload written to a file beside the database, hashed and measured on the way: nothing
     /// reaches the database until it is complete and within the limit, and an upload that fails
-    /// or is abandoned leaves nothing behind.
-    private func stage(_ bytes: AsyncThrowingStream<Data, any Error>) async throws -> (file: URL, sha256: String, byteSize: Int64) {
+    /// or is abandoned leaves nothing behind. What it is (``AttachmentMedia``) is decided from its
+    /// first ``ImageHeader/prefixLength`` bytes, kept aside as they pass: an upload whose bytes
+    /// contradict its type is refused then, before the rest is read.
+    private func stage(_ bytes: AsyncThrowingStream<Data, any Error>, of upload: AttachmentUpload) async throws
+        -> (file: URL, sha256: String, byteSize: Int64, media: AttachmentMedia)
+    {
         let folder = uploadsFolder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appending(path: UUID().uuidString)
@@ -112,20 +101,56 @@ extension EmbeddedStore {
             defer { try? handle.close() }
             var hasher = SHA256()
             var byteSize: Int64 = 0
+            var prefix = Data()
+            var media: AttachmentMedia?
             let limit = configuration.maximumAttachmentBytes
             for try await chunk in bytes {
                 byteSize += Int64(chunk.count)
                 guard byteSize <= limit else {
                     throw PrefsError(.tooLarge, "The attachment is over the limit of \(limit) bytes; nothing was kept.")
                 }
+                if media == nil {
+                    prefix.append(chunk.prefix(ImageHeader.prefixLength - prefix.count))
+                    if prefix.count == ImageHeader.prefixLength {
+                        media = try AttachmentMedia(upload, header: ImageHeader(sniffing: prefix))
+                        prefix = Data()
+                    }
+                }
                 hasher.update(data: chunk)
                 try handle.write(contentsOf: chunk)
             }
             let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-            return (file, sha256, byteSize)
+            return (file, sha256, byteSize, try media ?? AttachmentMedia(upload, header: ImageHeader(sniffing: prefix)))
         } catch {
             try? FileManager.default.removeItem(at: file)
             throw StoreErrors.translateFileError(error)
         }
+    }
+}
+
+/// Reads an attachment's bytes one chunk at a time, only when the consumer asks for the next: a
+/// slow reader (a download over a socket) holds one chunk in memory, not the whole file.
+private actor BlobReader {
+    private let pool: DatabasePool
+    private let attachment: Attachment
+    private let chunkCount: Int
+    private var number = 0
+
+    init(pool: DatabasePool, attachment: Attachment, chunkCount: Int) {
+        self.pool = pool
+        self.attachment = attachment
+        self.chunkCount = chunkCount
+    }
+
+    /// The next chunk; nil after the last.
+    func next() async throws -> Data? {
+        guard number < chunkCount else { return nil }
+        let sha256 = attachment.sha256
+        let number = number
+        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: sha256, number: number) }) else {
+            throw PrefsError(.notFound, "The attachment \(attachment.id.uuidString) was removed while it was read.")
+        }
+        self.number += 1
+        return chunk
     }
 }

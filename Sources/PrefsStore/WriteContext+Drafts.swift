@@ -13,16 +13,6 @@ extension WriteContext {
         return draft
     }
 
-    /// Throws `stale_revision` with the current draft unless `expected` is nil or current.
-    func checkRevision(_ draft: Draft, _ expected: Int64?) throws {
-        guard let expected, expected != draft.revision else { return }
-        throw PrefsError(
-            .staleRevision,
-            "Draft \(draft.id.uuidString) is at revision \(draft.revision), not \(expected); nothing was changed. "
-                + "Apply your change to the current draft and retry.",
-            currentDraft: draft)
-    }
-
     func createDraft(_ input: DraftInput) throws -> Draft {
         let text = input.text ?? ""
         try DraftFieldRules.check(
@@ -43,7 +33,7 @@ extension WriteContext {
 
     func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) throws -> Draft {
         let old = try existingDraft(id)
-        try checkRevision(old, ifRevision)
+        try old.checkRevision(ifRevision)
         var draft = old
         draft.text = patch.text.applied(to: old.text) ?? ""
         draft.replyTo = patch.replyTo.applied(to: old.replyTo)
@@ -74,7 +64,7 @@ extension WriteContext {
 
     func deleteDraft(_ id: UUID, ifRevision: Int64?) throws {
         let draft = try existingDraft(id)
-        try checkRevision(draft, ifRevision)
+        try draft.checkRevision(ifRevision)
         try DraftRecords.delete(db, draft)
         if let thread = draft.thread, let position = draft.position {
             try closePlace(in: thread, at: position, leaving: id)
@@ -84,20 +74,20 @@ extension WriteContext {
         try recordDraft(.draftDeleted, deleted, valid: nil)
     }
 
-    /// Adds an attachment whose bytes are in `file` (already hashed and measured).
+    /// Adds an attachment whose bytes are in `file` (already hashed, measured and sniffed).
     func addAttachment(
-        to id: UUID, _ upload: AttachmentUpload, sha256: String, byteSize: Int64, file: URL, ifRevision: Int64?
+        to id: UUID, _ upload: AttachmentUpload, media: AttachmentMedia, sha256: String, byteSize: Int64, file: URL,
+        ifRevision: Int64?
     ) throws -> AttachmentResult {
         var draft = try existingDraft(id)
-        try checkRevision(draft, ifRevision)
+        try draft.checkRevision(ifRevision)
         if !(try DraftRecords.blobExists(db, sha256: sha256)) {
             try DraftRecords.insertBlob(db, sha256: sha256, byteSize: byteSize, from: file)
         }
-        let filename = Filename.sanitize(upload.filename)
-        let mimeType = upload.mimeType ?? Filename.mimeType(for: filename)
         let attachment = Attachment(
-            id: UUID(), draft: id, position: draft.attachments.count, kind: upload.kind ?? Attachment.Kind(mimeType: mimeType),
-            mimeType: mimeType, filename: filename, byteSize: byteSize, sha256: sha256, altText: upload.altText)
+            id: UUID(), draft: id, position: draft.attachments.count, kind: media.kind, mimeType: media.mimeType,
+            filename: Filename.sanitize(upload.filename), byteSize: byteSize, sha256: sha256, altText: upload.altText,
+            width: media.width, height: media.height)
         try DraftRecords.insert(db, attachment)
         draft.attachments.append(attachment)
         try bump(&draft)
@@ -109,7 +99,7 @@ extension WriteContext {
         -> AttachmentResult
     {
         var draft = try existingDraft(id)
-        try checkRevision(draft, ifRevision)
+        try draft.checkRevision(ifRevision)
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
@@ -121,6 +111,7 @@ extension WriteContext {
         }
         draft.attachments.insert(attachment, at: position)
         try renumberAttachments(&draft)
+        try DraftRecords.update(db, draft.attachments[position])  // its alt text, whether it moved or not
         try bump(&draft)
         try recordDraft(.attachmentUpdated, draft, attachment: attachmentID)
         return AttachmentResult(attachment: draft.attachments[position], draft: draft)
@@ -128,7 +119,7 @@ extension WriteContext {
 
     func removeAttachment(_ attachmentID: UUID, of id: UUID, ifRevision: Int64?) throws -> Draft {
         var draft = try existingDraft(id)
-        try checkRevision(draft, ifRevision)
+        try draft.checkRevision(ifRevision)
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
@@ -227,5 +218,17 @@ extension WriteContext {
             try bump(&sibling)
             try recordDraft(.draftUpdated, sibling)
         }
+    }
+}
+
+extension Draft {
+    /// Throws `stale_revision` with this draft unless `expected` is nil or its revision.
+    func checkRevision(_ expected: Int64?) throws {
+        guard let expected, expected != revision else { return }
+        throw PrefsError(
+            .staleRevision,
+            "Draft \(id.uuidString) is at revision \(revision), not \(expected); nothing was changed. "
+                + "Apply your change to the current draft and retry.",
+            currentDraft: self)
     }
 }

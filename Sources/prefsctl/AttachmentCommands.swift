@@ -7,12 +7,17 @@ extension DraftsCommand {
     struct Attach: DraftsVerb {
         static let configuration = CommandConfiguration(
             abstract: "Attach a file to a draft and print the attachment's id.",
-            discussion: "The file is streamed, never read whole; its type is guessed from its name.")
+            discussion: """
+                The file is streamed, never read whole. Its type is the image format its first bytes show \
+                (PNG, JPEG, GIF, WebP; with its size in pixels), else the one its name suggests. \
+                A --kind that its type or bytes contradict (--kind image on a text file) is refused.
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The draft.") var id: String
         @Argument(help: "The file.") var file: String
         @Option(help: "A description for people who cannot see it.") var alt: String?
         @Option(help: "What it is (default: from its type).") var kind: Attachment.Kind?
+        @OptionGroup var revision: RevisionOption
 
         func execute(_ client: PrefsClient) async throws {
             let draft = try await client.draftID(matching: id)
@@ -23,7 +28,7 @@ extension DraftsCommand {
                 defer { progress?.finish() }
                 result = try await client.addAttachment(
                     to: draft, AttachmentUpload(filename: (file as NSString).lastPathComponent, kind: kind, altText: alt),
-                    ifRevision: nil, bytes: upload.bytes(reporting: progress), length: upload.size)
+                    ifRevision: revision.ifRevision, bytes: upload.bytes(reporting: progress), length: upload.size)
             }
             if global.json { return Output.json(result) }
             print(result.attachment.id.uuidString)
@@ -35,12 +40,42 @@ extension DraftsCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The draft.") var id: String
         @Argument(help: "The attachment.") var attachment: String
+        @OptionGroup var revision: RevisionOption
 
         func execute(_ client: PrefsClient) async throws {
             let draft = try await client.draftID(matching: id)
             let updated = try await client.removeAttachment(
-                try await client.attachmentID(matching: attachment, of: draft), of: draft, ifRevision: nil)
+                try await client.attachmentID(matching: attachment, of: draft), of: draft, ifRevision: revision.ifRevision)
             if global.json { Output.json(updated) }
+        }
+    }
+
+    struct EditAttachment: DraftsVerb {
+        static let configuration = CommandConfiguration(
+            commandName: "edit-attachment", abstract: "Change an attachment's alt text or its place among the draft's attachments.",
+            discussion: "An empty --alt removes the alt text. Moving an attachment renumbers the others.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The draft.") var id: String
+        @Argument(help: "The attachment.") var attachment: String
+        @Option(help: "Its new description for people who cannot see it.") var alt: String?
+        @Option(help: "Its new place among the draft's attachments, from 0.") var position: Int?
+        @OptionGroup var revision: RevisionOption
+
+        func validate() throws {
+            if patch == AttachmentPatch() { throw ValidationError("Nothing to change: give --alt or --position.") }
+        }
+
+        func execute(_ client: PrefsClient) async throws {
+            let draft = try await client.draftID(matching: id)
+            let result = try await client.updateAttachment(
+                try await client.attachmentID(matching: attachment, of: draft), of: draft, patch,
+                ifRevision: revision.ifRevision)
+            if global.json { Output.json(result) }
+        }
+
+        /// The change the options ask for.
+        private var patch: AttachmentPatch {
+            AttachmentPatch(altText: .removingWhenEmpty(alt), position: position.map { .set($0) } ?? .unchanged)
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 
-/// `prefsctl drafts list | create | show | edit | delete | validate | attach | detach | fetch | watch`
+/// `prefsctl drafts list | create | show | edit | delete | validate | attach | detach | edit-attachment | fetch | watch`
 struct DraftsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drafts", abstract: "Keep drafts of posts, with their attachments, in threads.",
@@ -13,7 +13,7 @@ struct DraftsCommand: AsyncParsableCommand {
             """,
         subcommands: [
             List.self, Create.self, Show.self, Edit.self, Delete.self, Validate.self, Attach.self, Detach.self,
-            Fetch.self, Watch.self,
+            EditAttachment.self, Fetch.self, Watch.self,
         ])
 
     struct List: DraftsVerb {
@@ -51,12 +51,20 @@ struct DraftsCommand: AsyncParsableCommand {
         @Option(help: "Who may see it once published.") var visibility: Draft.Visibility?
         @Option(help: "Its language, such as en or pt-BR.") var language: String?
         @Flag(help: "Mark it as sensitive.") var sensitive = false
+        @OptionGroup var poll: PollOptions
+
+        func validate() throws {
+            if poll.choices.isEmpty, !poll.isEmpty {
+                throw ValidationError("A poll needs its choices: give each with --poll-option.")
+            }
+        }
 
         func execute(_ client: PrefsClient) async throws {
             let draft = try await client.createDraft(
                 DraftInput(
                     account: account, text: text, thread: thread, position: position, replyTo: replyTo,
-                    contentWarning: contentWarning, visibility: visibility, language: language, sensitive: sensitive))
+                    contentWarning: contentWarning, visibility: visibility, language: language, sensitive: sensitive,
+                    poll: try poll.choices.isEmpty ? nil : poll.poll(changing: nil)))
             if global.json { return Output.json(draft) }
             print(draft.id.uuidString)
         }
@@ -78,7 +86,11 @@ struct DraftsCommand: AsyncParsableCommand {
     struct Edit: DraftsVerb {
         static let configuration = CommandConfiguration(
             abstract: "Change a draft's fields.",
-            discussion: "An empty --cw, --language, --reply-to or --thread removes it (--thread '' takes the draft out of its thread).")
+            discussion: """
+                An empty --cw, --language, --reply-to or --thread removes it (--thread '' takes the draft out of its thread). \
+                --poll-option replaces the poll's choices; --poll-expires or --poll-multiple alone change the current poll, \
+                which is read first: if the draft changes meanwhile, nothing is changed (exit 4).
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The draft.") var id: String
         @Option(help: "Its new text.") var text: String?
@@ -90,36 +102,45 @@ struct DraftsCommand: AsyncParsableCommand {
         @Option(help: "The post it replies to.") var replyTo: String?
         @Option(help: "Move it to this thread.") var thread: String?
         @Option(help: "Its new place in its thread, from 0.") var position: Int?
-        @Option(help: "Change it only if it is still at this revision (else exit 4, changing nothing).")
-        var ifRevision: Int64?
+        @OptionGroup var poll: PollOptions
+        @Flag(help: "Remove its poll.") var noPoll = false
+        @OptionGroup var revision: RevisionOption
 
         func validate() throws {
-            if patch == DraftPatch() { throw ValidationError("Nothing to change: give at least one field, such as --text.") }
+            if noPoll, !poll.isEmpty { throw ValidationError("--no-poll removes the poll: it cannot go with --poll-… options.") }
+            if patch == DraftPatch(), poll.isEmpty, !noPoll {
+                throw ValidationError("Nothing to change: give at least one field, such as --text.")
+            }
         }
 
         func execute(_ client: PrefsClient) async throws {
-            let draft = try await client.updateDraft(try await client.draftID(matching: id), patch, ifRevision: ifRevision)
+            let id = try await client.draftID(matching: id)
+            var patch = patch
+            var ifRevision = revision.ifRevision
+            if noPoll {
+                patch.poll = .clear
+            } else if !poll.isEmpty {
+                // The new poll is made from the current one: the change is based on the revision read.
+                let current = try await client.draft(id)
+                patch.poll = .set(try poll.poll(changing: current.poll))
+                ifRevision = ifRevision ?? current.revision
+            }
+            let draft = try await client.updateDraft(id, patch, ifRevision: ifRevision)
             if global.json { Output.json(draft) }
         }
 
-        /// The change the options ask for.
+        /// The change the field options ask for (the poll's is made in ``execute(_:)``).
         private var patch: DraftPatch {
             var patch = DraftPatch()
             if let text { patch.text = .set(text) }
-            patch.contentWarning = Self.removingWhenEmpty(contentWarning)
+            patch.contentWarning = .removingWhenEmpty(contentWarning)
             if let visibility { patch.visibility = .set(visibility) }
-            patch.language = Self.removingWhenEmpty(language)
+            patch.language = .removingWhenEmpty(language)
             if let sensitive { patch.sensitive = .set(sensitive) }
-            patch.replyTo = Self.removingWhenEmpty(replyTo)
-            patch.thread = Self.removingWhenEmpty(thread)
+            patch.replyTo = .removingWhenEmpty(replyTo)
+            patch.thread = .removingWhenEmpty(thread)
             if let position { patch.position = .set(position) }
             return patch
-        }
-
-        /// An optional field's change: none when the option is not given, removal when it is empty.
-        private static func removingWhenEmpty(_ value: String?) -> FieldChange<String> {
-            guard let value else { return .unchanged }
-            return value.isEmpty ? .clear : .set(value)
         }
     }
 
@@ -127,11 +148,10 @@ struct DraftsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a draft and its attachments.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The draft.") var id: String
-        @Option(help: "Delete it only if it is still at this revision (else exit 4, changing nothing).")
-        var ifRevision: Int64?
+        @OptionGroup var revision: RevisionOption
 
         func execute(_ client: PrefsClient) async throws {
-            let result = try await client.deleteDraft(try await client.draftID(matching: id), ifRevision: ifRevision)
+            let result = try await client.deleteDraft(try await client.draftID(matching: id), ifRevision: revision.ifRevision)
             if global.json { Output.json(result) }
         }
     }
@@ -183,6 +203,15 @@ protocol DraftsVerb: AsyncParsableCommand {
 extension DraftsVerb {
     mutating func run() async throws {
         try await global.run { try await execute($0) }
+    }
+}
+
+extension FieldChange<String> {
+    /// An optional text field's change from its option: none when the option is not given,
+    /// removal when it is empty.
+    static func removingWhenEmpty(_ value: String?) -> Self {
+        guard let value else { return .unchanged }
+        return value.isEmpty ? .clear : .set(value)
     }
 }
 

@@ -41,11 +41,12 @@ enum DraftPresentation {
         if !draft.attachments.isEmpty {
             print()
             Output.table(
-                [["ATTACHMENT", "KIND", "TYPE", "SIZE", "NAME", "ALT TEXT"]]
+                [["ATTACHMENT", "KIND", "TYPE", "SIZE", "PIXELS", "NAME", "ALT TEXT"]]
                     + draft.attachments.map { attachment in
                         [
                             ShortID.of(attachment.id), attachment.kind.rawValue, attachment.mimeType,
-                            Output.byteCount(attachment.byteSize), attachment.filename, attachment.altText ?? "-",
+                            Output.byteCount(attachment.byteSize), pixels(attachment) ?? "-", attachment.filename,
+                            attachment.altText ?? "-",
                         ]
                     })
         }
@@ -53,6 +54,12 @@ enum DraftPresentation {
             print()
             for line in problemLines(validation) { print(line) }
         }
+    }
+
+    /// `1200×800`, when the attachment's size in pixels is known.
+    private static func pixels(_ attachment: Attachment) -> String? {
+        guard let width = attachment.width, let height = attachment.height else { return nil }
+        return "\(width)×\(height)"
     }
 
     /// `field: message`, one line per problem.

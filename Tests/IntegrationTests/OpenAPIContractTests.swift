@@ -453,7 +453,7 @@ import Testing
         let client = daemon.client
         let draft = try await client.createDraft(DraftInput(account: "alice"))
         let uploads: [(AttachmentUpload, String, disposition: String)] = [
-            (AttachmentUpload(filename: "photo.png", mimeType: "image/png"), "png bytes", #"attachment; filename="photo.png""#),
+            (AttachmentUpload(filename: "photo.gif", mimeType: "image/gif"), Self.gifBytes, #"attachment; filename="photo.gif""#),
             (AttachmentUpload(filename: "blob"), "some bytes", #"attachment; filename="blob""#),
             (
                 AttachmentUpload(filename: #"été "1".txt"#), "text",
@@ -594,17 +594,20 @@ extension OpenAPIContractTests {
         var spare: String
     }
 
+    /// The first bytes of a 2×1 GIF, as text (its size fields are ASCII control characters).
+    static let gifBytes = "GIF89a\u{2}\u{0}\u{1}\u{0}"
+
     static func makeDraftFixtures(_ client: PrefsClient) async throws -> DraftFixtures {
         func bytes(_ text: String) -> AsyncThrowingStream<Data, any Error> {
             AsyncThrowingStream { $0.yield(Data(text.utf8)); $0.finish() }
         }
         let main = try await client.createDraft(DraftInput(account: "alice", text: "Hello", thread: "t1", contentWarning: "cw"))
         let doomed = try await client.createDraft(DraftInput(account: "alice", text: "Second", thread: "t1"))
-        let photoBytes = "not really a png"
+        let photoBytes = gifBytes
         let photo = try await client.addAttachment(
-            to: main.id, AttachmentUpload(filename: "photo.png", mimeType: "image/png"), ifRevision: 1, bytes: bytes(photoBytes))
+            to: main.id, AttachmentUpload(filename: "photo.gif", mimeType: "image/gif"), ifRevision: 1, bytes: bytes(photoBytes))
         let spare = try await client.addAttachment(
-            to: main.id, AttachmentUpload(filename: "spare.png", mimeType: "image/png"), ifRevision: 2, bytes: bytes("spare"))
+            to: main.id, AttachmentUpload(filename: "spare.txt"), ifRevision: 2, bytes: bytes("spare"))
         return DraftFixtures(
             main: main.id.uuidString, doomed: doomed.id.uuidString, photo: photo.attachment.id.uuidString,
             photoBytes: photoBytes, spare: spare.attachment.id.uuidString)
@@ -796,12 +799,13 @@ extension OpenAPIContractTests {
 
             Probe(
                 "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main],
-                query: [("filename", "cat.png"), ("kind", "image"), ("alt", "A cat.")],
-                headers: [("Content-Type", "image/png"), ("If-Match", "$draftRevision")], body: "png bytes",
+                query: [("filename", "cat.gif"), ("kind", "image"), ("alt", "A cat.")],
+                headers: [("Content-Type", "image/gif"), ("If-Match", "$draftRevision")], body: gifBytes,
                 expect: 201, "an image",
                 check: { body in
                     let result = decode(AttachmentResult.self, body)
-                    #expect(result?.attachment.mimeType == "image/png")
+                    #expect(result?.attachment.mimeType == "image/gif")
+                    #expect(result?.attachment.width == 2 && result?.attachment.height == 1)
                     #expect(result?.attachment.altText == "A cat.")
                     #expect(result?.attachment.position == 2)
                     #expect(result?.draft.attachments.count == 3)
@@ -816,6 +820,14 @@ extension OpenAPIContractTests {
                     #expect(attachment?.kind == .file)
                     #expect(attachment?.byteSize == 0)
                 }),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "cat.png")],
+                headers: [("Content-Type", "image/png")], body: "png bytes", expect: 400, code: "invalid_request",
+                "bytes that are not the image type claimed"),
+            Probe(
+                "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "cat.gif"), ("kind", "video")],
+                headers: [("Content-Type", "image/gif")], body: gifBytes, expect: 400, code: "invalid_request",
+                "a kind that contradicts the type"),
             Probe(
                 "POST", "/v1/drafts/{draft}/attachments", params: ["draft": main], query: [("filename", "big.bin")],
                 headers: [("Content-Type", "application/octet-stream")], body: String(repeating: "x", count: 2000), expect: 413, code: "too_large", "over --max-attachment-bytes"),

@@ -162,6 +162,12 @@ struct DraftStoreTests {
         #expect(moved.draft.attachments.map(\.id) == [ids[2], ids[0], ids[1]])
         #expect(moved.draft.attachments.map(\.position) == [0, 1, 2])
         #expect(moved.attachment.altText == "third")
+        // Alt text alone, in place: stored, not only answered.
+        let described = try await store.updateAttachment(ids[0], of: draft.id, AttachmentPatch(altText: .set("first")), ifRevision: 5)
+        #expect(try await store.draft(draft.id) == described.draft)
+        #expect(try await store.draft(draft.id).attachments.map(\.altText) == ["third", "first", nil])
+        _ = try await store.updateAttachment(ids[2], of: draft.id, AttachmentPatch(altText: .clear), ifRevision: 6)
+        #expect(try await store.draft(draft.id).attachments.map(\.altText) == [nil, "first", nil])
         await #expect(throws: PrefsError.self) {
             try await store.updateAttachment(ids[0], of: draft.id, AttachmentPatch(position: .set(7)), ifRevision: nil)
         }
