@@ -70,7 +70,7 @@ public final class EmbeddedStore: PrefsService {
             try configuration.rules.checkValue(value, for: key, schema: keys[key]?.schema)
         }
         let cache = PreferenceCache(keys: keys, revision: bounds.current, oldestRevision: bounds.oldest)
-        let hub = WatchHub(revision: bounds.current)
+        let hub = WatchHub(revision: bounds.current, limit: configuration.maximumWatches)
         let retain = configuration.retainChanges
         let rules = configuration.rules
         let overrides = configuration.overrides
