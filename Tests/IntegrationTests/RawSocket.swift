@@ -19,14 +19,7 @@ final class RawSocket {
         // A small receive buffer, so the daemon feels a slow reader quickly.
         var size: Int32 = 4096
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        try Self.connect(descriptor, to: &address)
     }
 
     /// A TCP connection to 127.0.0.1:`port`.
@@ -36,11 +29,17 @@ final class RawSocket {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        try Self.connect(descriptor, to: &address)
+    }
+
+    /// Connects `descriptor` to `address` (a `sockaddr_un` or `sockaddr_in`), with a 10 s
+    /// receive timeout so a test never hangs on a silent daemon.
+    private static func connect<Address>(_ descriptor: Int32, to address: inout Address) throws {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<Address>.size))
             }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
