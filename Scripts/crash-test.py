@@ -51,273 +51,15 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prefsd_harness import (Client, Daemon, SSEStream, default_binary, db_integrity, integrity,  # noqa: E402
+                            keep_or_remove, kill_all_live, print_pairs, print_problems, q, require_binary,
+                            ro_connect, staged_uploads)
+
 KEY_PREFIX = "crash."
 ACCOUNT = "crash"
 NOTICE_KINDS = {"progress", "overflow", "shutdown", "error"}
-
-
-# --------------------------------------------------------------------------------------------
-# HTTP over the Unix socket
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, socket_path, timeout=15.0):
-        super().__init__("prefsd", timeout=timeout)
-        self.socket_path = socket_path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.socket_path)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-class Client:
-    """One keep-alive connection; any transport error closes it and propagates."""
-
-    def __init__(self, socket_path, timeout=15.0):
-        self.socket_path = socket_path
-        self.timeout = timeout
-        self.conn = None
-
-    def request(self, method, path, body=None, headers=None):
-        if self.conn is None:
-            self.conn = UnixHTTPConnection(self.socket_path, self.timeout)
-        hdrs = {"Host": "prefsd"}
-        if body is not None and not isinstance(body, (bytes, bytearray)):
-            body = json.dumps(body).encode()
-            hdrs["Content-Type"] = "application/json"
-        hdrs.update(headers or {})
-        try:
-            self.conn.request(method, path, body=body, headers=hdrs)
-            resp = self.conn.getresponse()
-            data = resp.read()
-        except BaseException:
-            self.close()
-            raise
-        if resp.getheader("Connection", "").lower() == "close":
-            self.close()
-        return resp.status, data
-
-    def json(self, method, path, body=None, headers=None):
-        status, data = self.request(method, path, body, headers)
-        try:
-            parsed = json.loads(data) if data else None
-        except ValueError:
-            parsed = None
-        return status, parsed, data
-
-    def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:
-                pass
-            self.conn = None
-
-
-def q(s):
-    return urllib.parse.quote(s, safe="")
-
-
-class SSEStream:
-    """A watch stream read with a raw socket, so that a read timeout is just a tick.
-
-    events() yields dicts {id, event, data} and None on every idle tick; it ends at EOF."""
-
-    def __init__(self, socket_path, path, tick=0.2, headers=None):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(5)
-        self.sock.connect(socket_path)
-        extra = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
-        self.sock.sendall(
-            ("GET %s HTTP/1.1\r\nHost: prefsd\r\nAccept: text/event-stream\r\n%s\r\n" % (path, extra)).encode())
-        raw = b""
-        while b"\r\n\r\n" not in raw:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("watch: connection closed before the answer's head")
-            raw += chunk
-        head, self.raw = raw.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        self.status = int(lines[0].split()[1])
-        self.headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            self.headers[name.strip().lower()] = value.strip()
-        self.chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
-        self.body = b""
-        self.eof = False
-        self.sock.settimeout(tick)
-        if self.status != 200:
-            deadline = time.time() + 5
-            while not self.eof and time.time() < deadline:
-                self._fill()
-                if not self.chunked and "content-length" in self.headers and \
-                        len(self.raw) >= int(self.headers["content-length"]):
-                    break
-            self.error_body = (self.body or self.raw)[:2000]
-
-    def _fill(self):
-        try:
-            chunk = self.sock.recv(65536)
-        except socket.timeout:
-            return False
-        except OSError:
-            self.eof = True
-            return False
-        if not chunk:
-            self.eof = True
-            return False
-        self.raw += chunk
-        self._decode()
-        return True
-
-    def _decode(self):
-        if not self.chunked:
-            self.body += self.raw
-            self.raw = b""
-            return
-        while True:
-            line_end = self.raw.find(b"\r\n")
-            if line_end < 0:
-                return
-            size = int(self.raw[:line_end].split(b";")[0] or b"0", 16)
-            if size == 0:
-                self.eof = True
-                self.raw = b""
-                return
-            if len(self.raw) < line_end + 2 + size + 2:
-                return
-            self.body += self.raw[line_end + 2:line_end + 2 + size]
-            self.raw = self.raw[line_end + 2 + size + 2:]
-
-    def events(self):
-        while True:
-            self.body = self.body.replace(b"\r\n", b"\n")
-            while b"\n\n" in self.body:
-                block, self.body = self.body.split(b"\n\n", 1)
-                event = {"id": None, "event": "message", "data": ""}
-                data_lines = []
-                comment_only = True
-                for line in block.decode("utf-8", "replace").split("\n"):
-                    if not line or line.startswith(":"):
-                        continue
-                    comment_only = False
-                    name, _, value = line.partition(":")
-                    value = value[1:] if value.startswith(" ") else value
-                    if name == "id":
-                        event["id"] = value
-                    elif name == "event":
-                        event["event"] = value
-                    elif name == "data":
-                        data_lines.append(value)
-                if comment_only:
-                    continue
-                event["data"] = "\n".join(data_lines)
-                yield event
-            if self.eof:
-                return
-            if not self._fill():
-                if self.eof:
-                    continue
-                yield None
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-# --------------------------------------------------------------------------------------------
-# The daemon
-
-LIVE = set()  # Daemon objects whose process may still run
-
-
-class Daemon:
-    def __init__(self, binary, db, sock, log_path, extra):
-        self.binary, self.db, self.sock, self.log_path, self.extra = binary, db, sock, log_path, extra
-        self.proc = None
-
-    def start(self, timeout=20.0):
-        self.log = open(self.log_path, "ab")
-        args = [self.binary, "--db", self.db, "--socket", self.sock, "--log-level", "warning"] + self.extra
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                                     start_new_session=True)
-        LIVE.add(self)
-        deadline = time.time() + timeout
-        client = Client(self.sock, timeout=2)
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("prefsd exited with status %s while starting:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
-            try:
-                status, body, _ = client.json("GET", "/v1/status")
-                if status == 200:
-                    client.close()
-                    return body
-            except (OSError, http.client.HTTPException):
-                pass
-            time.sleep(0.02)
-        raise RuntimeError("prefsd did not answer GET /v1/status within %.0f s:\n%s" % (timeout, self.log_tail()))
-
-    def kill9(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-        self.wait(10)
-
-    def terminate(self, timeout=15.0):
-        """SIGTERM; returns (exit status, seconds) — status None if it had to be killed."""
-        if not self.proc or self.proc.poll() is not None:
-            return (self.proc.returncode if self.proc else None), 0.0
-        started = time.time()
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill9()
-            rc = None
-        self.wait(0)
-        return rc, time.time() - started
-
-    def wait(self, timeout):
-        if self.proc:
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        if getattr(self, "log", None):
-            self.log.close()
-            self.log = None
-        LIVE.discard(self)
-
-    def log_tail(self, n=30):
-        try:
-            with open(self.log_path, "rb") as f:
-                return b"\n".join(f.read().splitlines()[-n:]).decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-
-def kill_all_live():
-    for d in list(LIVE):
-        try:
-            if d.proc and d.proc.poll() is None:
-                os.kill(d.proc.pid, signal.SIGKILL)
-                d.proc.wait(5)
-        except Exception:
-            pass
-        LIVE.discard(d)
 
 
 # --------------------------------------------------------------------------------------------
@@ -722,17 +464,6 @@ def resume_watch(sock, query, since, expected_last, wait=10.0, last_event_id=Fal
 # Checks
 
 
-def ro_connect(db):
-    conn = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(db), uri=True, timeout=10)
-    conn.execute("PRAGMA busy_timeout = 10000")
-    return conn
-
-
-def integrity(conn):
-    rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
-    return None if rows == ["ok"] else "; ".join(rows[:5])
-
-
 def snapshot_integrity(db, workdir):
     """PRAGMA integrity_check on a copy of the files exactly as kill -9 left them."""
     snap = os.path.join(workdir, "snapshot")
@@ -971,8 +702,7 @@ def verify(ledger, daemon, db, sock, watchers, restart_status, problems, stats):
             problems.append("chunks of %s are kept without their blob row" % sha[:12])
         for (aid, sha) in conn.execute("SELECT id, sha256 FROM attachment WHERE sha256 NOT IN (SELECT sha256 FROM blob)"):
             problems.append("attachment %s has no blob %s" % (aid, sha[:12]))
-        staged = os.path.join(db + ".uploads")
-        leftover = os.listdir(staged) if os.path.isdir(staged) else []
+        staged, leftover = staged_uploads(db)
         if leftover:
             size = sum(os.path.getsize(os.path.join(staged, f)) for f in leftover)
             problems.append("%d staged upload file(s) (%d bytes) of the killed daemon still in %s after the restart "
@@ -1047,7 +777,7 @@ def run_round(n, args, rnd):
     extra = ["--durability", args.durability] + (["--progress-interval", "0.2"] if args.progress_flag else [])
     problems, stats = [], {"inflight": 0, "inflight_committed": 0, "watch_events": 0, "kills": 0, "restart_ms": 0.0}
     ledger = Ledger()
-    daemon = Daemon(args.prefsd, db, sock, log, extra)
+    daemon = Daemon(args.prefsd, db, sock, log, extra, log_level="warning")
     started = time.time()
     keys = ["%sk%d" % (KEY_PREFIX, i) for i in range(args.keys)]
     scopes = ["/accounts/a%d" % i for i in range(4)]
@@ -1089,7 +819,7 @@ def run_round(n, args, rnd):
             if err:
                 problems.append("integrity_check of the files as kill -9 left them: %s" % err)
 
-            daemon = Daemon(args.prefsd, db, sock, log, extra)
+            daemon = Daemon(args.prefsd, db, sock, log, extra, log_level="warning")
             restart_started = time.time()
             status = daemon.start()
             stats["restart_ms"] = max(stats["restart_ms"], (time.time() - restart_started) * 1000)
@@ -1105,23 +835,17 @@ def run_round(n, args, rnd):
         rc, secs = daemon.terminate()
         if rc != 0:
             problems.append("prefsd exited with %s on SIGTERM after %.1f s (want 0)" % (rc, secs))
-        conn = ro_connect(db)
-        try:
-            err = integrity(conn)
-            if err:
-                problems.append("integrity_check after the graceful stop: %s" % err)
-        finally:
-            conn.close()
+        err = db_integrity(db)
+        if err:
+            problems.append("integrity_check after the graceful stop: %s" % err)
     except Exception as exc:  # the harness itself, or the daemon not coming back
         problems.append("round aborted: %s: %s" % (type(exc).__name__, exc))
         problems.extend(ledger.failures)
     finally:
         kill_all_live()
         problems = list(dict.fromkeys(problems))  # a loss seen again after a later kill is one loss
-        if problems and args.keep_failed:
+        if keep_or_remove(workdir, bool(problems) and args.keep_failed):
             problems.append("files kept in %s" % workdir)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
     stats["pref_acked"] = ledger.counts["put"] + ledger.counts["batch_ops"]
     stats["draft_acked"] = ledger.counts["draft_ops"]
     stats["seconds"] = time.time() - started
@@ -1131,7 +855,7 @@ def run_round(n, args, rnd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--prefsd", default=os.path.join(REPO, ".build", "debug", "prefsd"))
+    ap.add_argument("--prefsd", default=default_binary("prefsd"))
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--seconds-per-round", type=float, default=3.0,
                     help="load time before the kill, which falls at a random point of its last 70%%")
@@ -1148,8 +872,7 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true", help="print every violation, not the first 10")
     args = ap.parse_args()
     args.prefsd = os.path.abspath(args.prefsd)
-    if not os.access(args.prefsd, os.X_OK):
-        sys.exit("crash-test: no prefsd at %s (build it: swift build)" % args.prefsd)
+    require_binary(args.prefsd, "prefsd", "crash-test")
     helptext = subprocess.run([args.prefsd, "--help"], capture_output=True, text=True).stdout
     args.progress_flag = "--progress-interval" in helptext
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
@@ -1187,24 +910,21 @@ def main():
                      stats.get("draft_acked", 0), lost, stats.get("inflight", 0), stats.get("inflight_committed", 0),
                      stats.get("watch_events", 0), stats.get("restart_ms", 0),
                      "OK" if not problems else "%d VIOLATION(S)" % len(problems)), flush=True)
-            for p in (problems if args.verbose else problems[:10]):
-                print("    - " + p, flush=True)
-            if len(problems) > 10 and not args.verbose:
-                print("    … and %d more (--verbose)" % (len(problems) - 10))
+            print_problems(problems, args.verbose, "--verbose")
             all_problems.extend(problems)
     finally:
         kill_all_live()
 
     print()
-    print("%-28s %s" % ("rounds", totals["rounds"]))
-    print("%-28s %s" % ("kill -9 + restart", totals["kills"]))
-    print("%-28s %s" % ("writes acknowledged", totals["acked"]))
-    print("%-28s %s" % ("acknowledged writes lost", totals["lost"]))
-    print("%-28s %s" % ("in flight at kill", totals["inflight"]))
-    print("%-28s %s" % ("  of which committed", totals["inflight_committed"]))
-    print("%-28s %s" % ("rounds with violations", totals["failed_rounds"]))
-    print("%-28s %s" % ("violations", totals["failures"]))
-    print("%-28s %.1f s" % ("time", time.time() - t0))
+    print_pairs([("rounds", totals["rounds"]),
+                 ("kill -9 + restart", totals["kills"]),
+                 ("writes acknowledged", totals["acked"]),
+                 ("acknowledged writes lost", totals["lost"]),
+                 ("in flight at kill", totals["inflight"]),
+                 ("  of which committed", totals["inflight_committed"]),
+                 ("rounds with violations", totals["failed_rounds"]),
+                 ("violations", totals["failures"]),
+                 ("time", "%.1f s" % (time.time() - t0))], 28)
     print("crash-test: %s (seed %d)" % ("FAILED" if all_problems else "passed", seed))
     return 1 if all_problems else 0
 

@@ -59,9 +59,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prefsd_harness import (CLEANUPS, Client, Daemon, SSEStream, cleanup, db_integrity,  # noqa: E402
+                            default_binary, error_code, keep_or_remove, parse_head, parse_json, print_pairs,
+                            print_problems, q, require_binary, ro_connect, staged_uploads)
+
 VERBOSE = False
 
 
@@ -71,300 +74,7 @@ def log(msg):
 
 
 # --------------------------------------------------------------------------------------------
-# HTTP over the Unix socket
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, socket_path, timeout=15.0):
-        super().__init__("prefsd", timeout=timeout)
-        self.socket_path = socket_path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.socket_path)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-class Client:
-    """One keep-alive connection; any transport error closes it and propagates."""
-
-    def __init__(self, socket_path, timeout=15.0):
-        self.socket_path = socket_path
-        self.timeout = timeout
-        self.conn = None
-
-    def request(self, method, path, body=None, headers=None):
-        if self.conn is None:
-            self.conn = UnixHTTPConnection(self.socket_path, self.timeout)
-        hdrs = {"Host": "prefsd"}
-        if body is not None and not isinstance(body, (bytes, bytearray)):
-            body = json.dumps(body).encode()
-            hdrs["Content-Type"] = "application/json"
-        hdrs.update(headers or {})
-        try:
-            self.conn.request(method, path, body=body, headers=hdrs)
-            resp = self.conn.getresponse()
-            data = resp.read()
-        except BaseException:
-            self.close()
-            raise
-        if resp.getheader("Connection", "").lower() == "close":
-            self.close()
-        return resp.status, data
-
-    def json(self, method, path, body=None, headers=None):
-        status, data = self.request(method, path, body, headers)
-        try:
-            parsed = json.loads(data) if data else None
-        except ValueError:
-            parsed = None
-        return status, parsed, data
-
-    def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:
-                pass
-            self.conn = None
-
-
-def q(s):
-    return urllib.parse.quote(s, safe="")
-
-
-def error_code(body):
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return body["error"].get("code")
-    return None
-
-
-class SSEStream:
-    """A watch stream read with a raw socket, so that a read timeout is just a tick.
-
-    events() yields dicts {id, event, data} and None on every idle tick; it ends at EOF."""
-
-    def __init__(self, socket_path, path, tick=0.2, headers=None):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(5)
-        self.sock.connect(socket_path)
-        extra = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
-        self.sock.sendall(
-            ("GET %s HTTP/1.1\r\nHost: prefsd\r\nAccept: text/event-stream\r\n%s\r\n" % (path, extra)).encode())
-        raw = b""
-        while b"\r\n\r\n" not in raw:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("watch: connection closed before the answer's head")
-            raw += chunk
-        head, self.raw = raw.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        self.status = int(lines[0].split()[1])
-        self.headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            self.headers[name.strip().lower()] = value.strip()
-        self.chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
-        self.body = b""
-        self.eof = False
-        self.clean_end = False   # the chunked body's last (0-size) chunk arrived
-        self.sock.settimeout(tick)
-        if self.status != 200:
-            deadline = time.time() + 5
-            while not self.eof and time.time() < deadline:
-                self._fill()
-                if not self.chunked and "content-length" in self.headers and \
-                        len(self.raw) >= int(self.headers["content-length"]):
-                    break
-            self.error_body = (self.body or self.raw)[:2000]
-
-    def _fill(self):
-        try:
-            chunk = self.sock.recv(65536)
-        except socket.timeout:
-            return False
-        except OSError:
-            self.eof = True
-            return False
-        if not chunk:
-            self.eof = True
-            return False
-        self.raw += chunk
-        self._decode()
-        return True
-
-    def _decode(self):
-        if not self.chunked:
-            self.body += self.raw
-            self.raw = b""
-            return
-        while True:
-            line_end = self.raw.find(b"\r\n")
-            if line_end < 0:
-                return
-            size = int(self.raw[:line_end].split(b";")[0] or b"0", 16)
-            if size == 0:
-                self.eof = True
-                self.clean_end = True
-                self.raw = b""
-                return
-            if len(self.raw) < line_end + 2 + size + 2:
-                return
-            self.body += self.raw[line_end + 2:line_end + 2 + size]
-            self.raw = self.raw[line_end + 2 + size + 2:]
-
-    def events(self):
-        while True:
-            self.body = self.body.replace(b"\r\n", b"\n")
-            while b"\n\n" in self.body:
-                block, self.body = self.body.split(b"\n\n", 1)
-                event = {"id": None, "event": "message", "data": ""}
-                data_lines = []
-                comment_only = True
-                for line in block.decode("utf-8", "replace").split("\n"):
-                    if not line or line.startswith(":"):
-                        continue
-                    comment_only = False
-                    name, _, value = line.partition(":")
-                    value = value[1:] if value.startswith(" ") else value
-                    if name == "id":
-                        event["id"] = value
-                    elif name == "event":
-                        event["event"] = value
-                    elif name == "data":
-                        data_lines.append(value)
-                if comment_only:
-                    continue
-                event["data"] = "\n".join(data_lines)
-                yield event
-            if self.eof:
-                return
-            if not self._fill():
-                if self.eof:
-                    continue
-                yield None
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-# --------------------------------------------------------------------------------------------
-# Daemons and cleanup
-
-LIVE = set()        # Daemon objects whose process may still run
-CLEANUPS = []       # callables of the running case, run last-in first-out by cleanup()
-
-
-class Daemon:
-    def __init__(self, binary, db, sock, log_path, extra=(), prefix=()):
-        self.binary, self.db, self.sock, self.log_path = binary, db, sock, log_path
-        self.extra, self.prefix = list(extra), list(prefix)
-        self.proc = None
-        self.log = None
-
-    def spawn(self):
-        self.log = open(self.log_path, "ab")
-        args = self.prefix + [self.binary, "--db", self.db, "--socket", self.sock, "--log-level", "info"] + self.extra
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                                     start_new_session=True)
-        LIVE.add(self)
-        return self.proc
-
-    def start(self, timeout=20.0):
-        self.spawn()
-        deadline = time.time() + timeout
-        client = Client(self.sock, timeout=2)
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("prefsd exited with status %s while starting:\n%s"
-                                   % (self.proc.returncode, self.log_tail()))
-            try:
-                status, body, _ = client.json("GET", "/v1/status")
-                if status == 200:
-                    client.close()
-                    return body
-            except (OSError, http.client.HTTPException):
-                pass
-            time.sleep(0.02)
-        raise RuntimeError("prefsd did not answer GET /v1/status within %.0f s:\n%s" % (timeout, self.log_tail()))
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill9(self):
-        if self.alive():
-            os.kill(self.proc.pid, signal.SIGKILL)
-        self.wait(10)
-
-    def terminate(self, timeout=15.0):
-        """SIGTERM; returns (exit status, seconds) — status None if it had to be killed."""
-        if not self.alive():
-            return (self.proc.returncode if self.proc else None), 0.0
-        started = time.time()
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill9()
-            rc = None
-        self.wait(0)
-        return rc, time.time() - started
-
-    def wait(self, timeout):
-        if self.proc:
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        if self.log:
-            self.log.close()
-            self.log = None
-        LIVE.discard(self)
-
-    def log_text(self):
-        try:
-            with open(self.log_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def log_tail(self, n=30):
-        return "\n".join(self.log_text().splitlines()[-n:])
-
-
-def kill_all_live():
-    for d in list(LIVE):
-        try:
-            if d.proc and d.proc.poll() is None:
-                os.kill(d.proc.pid, signal.SIGKILL)
-                d.proc.wait(5)
-        except Exception:
-            pass
-        if d.log:
-            try:
-                d.log.close()
-            except Exception:
-                pass
-        LIVE.discard(d)
-
-
-def cleanup():
-    kill_all_live()
-    while CLEANUPS:
-        fn = CLEANUPS.pop()
-        try:
-            fn()
-        except Exception as exc:
-            print("fault-test: cleanup step failed: %r" % exc, file=sys.stderr)
+# Mounts and database files
 
 
 def mount_tmpfs(path, size):
@@ -387,21 +97,6 @@ def mount_tmpfs(path, size):
         subprocess.run(["umount", "-l", path], capture_output=True)
     CLEANUPS.append(unmount)
     return None
-
-
-def ro_connect(db):
-    conn = sqlite3.connect("file:%s?mode=ro" % urllib.parse.quote(db), uri=True, timeout=10)
-    conn.execute("PRAGMA busy_timeout = 10000")
-    return conn
-
-
-def integrity(db):
-    conn = ro_connect(db)
-    try:
-        rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
-    finally:
-        conn.close()
-    return None if rows == ["ok"] else "; ".join(rows[:5])
 
 
 def sha256_file(path):
@@ -670,12 +365,11 @@ def case_disk_full(args, work):
     info["stop"] = "exit %s in %.1f s" % (rc, secs)
     if rc != 0:
         problems.append("SIGTERM: prefsd exited with %s after %.1f s (want 0):\n%s" % (rc, secs, daemon.log_tail(10)))
-    err = integrity(db)
+    err = db_integrity(db)
     if err:
         problems.append("integrity_check after the stop: %s" % err)
     check_acked_in_log(db, ledger.log, problems, "after the stop")
-    staged = db + ".uploads"
-    left = os.listdir(staged) if os.path.isdir(staged) else []
+    staged, left = staged_uploads(db)
     if left:
         problems.append("%d staged upload file(s) left in %s" % (len(left), staged))
     info["writes"] = "%d acknowledged, %d refused 507, %d other" % (counts["ok"], counts["full"], counts["bad"])
@@ -1018,12 +712,7 @@ class RawClient:
                             % ("kept-alive" if self.reused else "new"), sent_at)
                 raw += chunk
             head_b, rest = raw.split(b"\r\n\r\n", 1)
-            lines = head_b.decode("latin-1").split("\r\n")
-            status = int(lines[0].split()[1])
-            hdrs = {}
-            for line in lines[1:]:
-                k, _, v = line.partition(":")
-                hdrs[k.strip().lower()] = v.strip()
+            status, hdrs = parse_head(head_b)
             if "chunked" in hdrs.get("transfer-encoding", "").lower():
                 body_b = b""
                 while True:
@@ -1096,10 +785,7 @@ class LoadWorker(threading.Thread):
         when = "%+.3f s from SIGTERM" % (time.time() - t) if t else "before SIGTERM"
         if r[0] == "answer":
             status, data = r[1], r[2]
-            try:
-                parsed = json.loads(data) if data else None
-            except ValueError:
-                parsed = None
+            parsed = parse_json(data)
             if 200 <= status < 300:
                 self.out.add("2xx")
                 return parsed
@@ -1378,7 +1064,7 @@ def case_graceful_stop(args, work):
     rc2, _ = restart.terminate()
     if rc2 != 0:
         problems.append("second SIGTERM: exit %s" % rc2)
-    err = integrity(db)
+    err = db_integrity(db)
     if err:
         problems.append("integrity_check: %s" % err)
     return ("FAIL" if problems else "PASS"), problems, info
@@ -1396,19 +1082,11 @@ CASES = [
 ]
 
 
-def wait_for_binary(path, what):
-    for _ in range(120):
-        if os.access(path, os.X_OK):
-            return
-        time.sleep(1)   # being rebuilt
-    sys.exit("fault-test: no %s at %s (build it: swift build)" % (what, path))
-
-
 def main():
     global VERBOSE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--prefsd", default=os.path.join(REPO, ".build", "debug", "prefsd"))
-    ap.add_argument("--prefsctl", default=os.path.join(REPO, ".build", "debug", "prefsctl"),
+    ap.add_argument("--prefsd", default=default_binary("prefsd"))
+    ap.add_argument("--prefsctl", default=default_binary("prefsctl"),
                     help="checked to exist; the cases talk HTTP themselves")
     ap.add_argument("--only", action="append", metavar="CASE",
                     choices=[n for n, _ in CASES] + ["bad-db/" + v for v in BAD_DB_VARIANTS],
@@ -1421,8 +1099,8 @@ def main():
     VERBOSE = args.verbose
     args.prefsd = os.path.abspath(args.prefsd)
     args.prefsctl = os.path.abspath(args.prefsctl)
-    wait_for_binary(args.prefsd, "prefsd")
-    wait_for_binary(args.prefsctl, "prefsctl")
+    require_binary(args.prefsd, "prefsd", "fault-test", wait=120)
+    require_binary(args.prefsctl, "prefsctl", "fault-test", wait=120)
 
     def on_signal(signum, frame):
         raise SystemExit(128 + signum)   # the case's finally below cleans up
@@ -1449,23 +1127,15 @@ def main():
         finally:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)   # let the cleanup finish
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            cleanup()
-            if result == "FAIL" and args.keep:
-                keep = True
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+            cleanup("fault-test")
+            keep = keep_or_remove(work, result == "FAIL" and args.keep)
             signal.signal(signal.SIGTERM, on_signal)
             signal.signal(signal.SIGINT, on_signal)
         secs = time.time() - started
         rows.append((name, result, secs, problems))
         print("%-14s %-4s %5.1f s" % (name, result, secs), flush=True)
-        for k, v in info.items():
-            print("    %-30s %s" % (k, v), flush=True)
-        shown = problems if (VERBOSE or result == "SKIP") else problems[:10]
-        for p in shown:
-            print("    %s %s" % ("-" if result == "FAIL" else "skip:", p.replace("\n", "\n      ")), flush=True)
-        if len(problems) > len(shown):
-            print("    … and %d more (-v)" % (len(problems) - len(shown)))
+        print_pairs(info.items(), 30, "    ")
+        print_problems(problems, VERBOSE or result == "SKIP", "-v", "-" if result == "FAIL" else "skip:", "      ")
         if keep:
             print("    files kept in %s" % work)
 
