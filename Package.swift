@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "PrefsKit", targets: ["PrefsKit"]),
         .library(name: "PrefsStore", targets: ["PrefsStore"]),
+        .library(name: "PrefsClientCore", targets: ["PrefsClientCore"]),
         .library(name: "PrefsClient", targets: ["PrefsClient"]),
         .library(name: "PrefsServer", targets: ["PrefsServer"]),
         .executable(name: "prefsd", targets: ["prefsd"]),
@@ -66,11 +67,14 @@ let package = Package(
         .executableTarget(name: "MigrationEmbedder", swiftSettings: swiftSettings),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
 
-        // The daemon client: the same protocol as the store, over the Unix socket.
+        // The daemon client: the same protocol as the store, over the Unix socket, with a lean
+        // one-connection-per-request transport and no networking library (what prefsctl links)…
+        .target(name: "PrefsClientCore", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
+        // …and, for applications, pooled keep-alive connections over AsyncHTTPClient.
         .target(
             name: "PrefsClient",
             dependencies: [
-                "PrefsKit",
+                "PrefsKit", "PrefsClientCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -108,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "prefsctl",
             dependencies: [
-                "PrefsKit", "PrefsClient",
+                "PrefsKit", "PrefsClientCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

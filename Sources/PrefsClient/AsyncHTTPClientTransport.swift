@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import PrefsClientCore
 import PrefsKit
 
 /// HTTP/1.1 over the daemon's Unix socket with AsyncHTTPClient: pooled keep-alive connections

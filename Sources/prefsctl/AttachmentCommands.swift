@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PrefsClient
+import PrefsClientCore
 import PrefsKit
 
 extension DraftsCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PrefsClient
+import PrefsClientCore
 import PrefsKit
 
 /// `prefsctl drafts list | create | show | edit | delete | validate | attach | detach | edit-attachment | fetch | watch`

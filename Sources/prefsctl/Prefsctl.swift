@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PrefsClient
+import PrefsClientCore
 import PrefsKit
 
 /// `prefsctl`: the command line for prefsd.

@@ -1,5 +1,5 @@
 import Foundation
-import PrefsClient
+import PrefsClientCore
 import PrefsKit
 
 /// Ids as people type them: `drafts list` and `drafts show` print the first eight characters,

@@ -4,6 +4,11 @@ import PrefsKit
 /// The daemon, as a ``PrefsService``: every call is one request to `prefsd` over its Unix
 /// socket, and every answer (and error) is the same as the embedded store's.
 ///
+/// This module has the client and its lean one-connection-per-request transport
+/// (``UnixSocketTransport``), and links no networking library, so a one-shot tool such as
+/// `prefsctl` starts fast; the `PrefsClient` module adds pooled keep-alive connections
+/// (`PrefsClient(socketPath:)`) for applications.
+///
 /// ```swift
 /// let prefs: any PrefsService = PrefsClient(socketPath: "/run/user/1000/prefsd/prefsd.sock")
 /// try await prefs.set("timeline.fontSize", to: 15, scope: "/accounts/alice")
@@ -11,11 +16,6 @@ import PrefsKit
 public final class PrefsClient: PrefsService {
     /// How requests reach the daemon.
     public let transport: any HTTPTransport
-
-    /// A client over AsyncHTTPClient (pooled keep-alive connections): for applications.
-    public convenience init(socketPath: String) {
-        self.init(transport: AsyncHTTPClientTransport(socketPath: socketPath))
-    }
 
     /// A client over any transport, e.g. ``UnixSocketTransport`` for one-shot processes.
     public init(transport: any HTTPTransport) {
