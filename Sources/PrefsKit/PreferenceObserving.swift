@@ -21,10 +21,10 @@ import Synchronization
 /// memory (the context's ``PreferenceMirror``).
 @propertyWrapper
 public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: Observable, Sendable {
-    private let registrar = ObservationRegistrar()
+    @usableFromInline let registrar = ObservationRegistrar()
     private let key: TypedKey<Value>
     private let context: PrefsContext
-    private let current: Mutex<(value: Value, source: PreferenceSource)>
+    @usableFromInline let current: Mutex<(value: Value, source: PreferenceSource)>
     private let token = Mutex<ObservationToken?>(nil)
 
     /// Follows the key `keyPath` names, at the current context's scope.
@@ -41,9 +41,10 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
     }
 
     /// The effective value. Reading it inside `withObservationTracking` tracks this key only.
-    public var wrappedValue: Value {
+    /// Inlinable, so the read is specialised for `Value` where it is made: a lock and a copy.
+    @inlinable public var wrappedValue: Value {
         registrar.access(self, keyPath: \.wrappedValue)
-        return untrackedValue
+        return current.withLock { $0.value }
     }
 
     /// The effective value, read without telling Observation (for wrappers built on this one).
