@@ -8,5 +8,6 @@ cd "$(dirname "$0")/.."
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 swift build -c release --static-swift-stdlib --product prefsd >&2
 swift build -c release --static-swift-stdlib --product prefsctl >&2
-swift build -c release --product prefs-bench >&2
+# The same flags for all three, so no build undoes another's.
+swift build -c release --static-swift-stdlib --product prefs-bench >&2
 exec .build/release/prefs-bench "$@"

@@ -22,6 +22,7 @@ import Synchronization
 @propertyWrapper
 public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: Observable, Sendable {
     @usableFromInline let registrar = ObservationRegistrar()
+    @usableFromInline let tracked = SendableKeyPath(\PreferenceObserving<Value>.wrappedValue)
     private let key: TypedKey<Value>
     private let context: PrefsContext
     @usableFromInline let current: Mutex<(value: Value, source: PreferenceSource)>
@@ -43,7 +44,7 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
     /// The effective value. Reading it inside `withObservationTracking` tracks this key only.
     /// Inlinable, so the read is specialised for `Value` where it is made: a lock and a copy.
     @inlinable public var wrappedValue: Value {
-        registrar.access(self, keyPath: \.wrappedValue)
+        registrar.access(self, keyPath: tracked.keyPath)
         return current.withLock { $0.value }
     }
 
@@ -60,7 +61,7 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
             return current.value != value
         }
         if changed {
-            registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+            registrar.withMutation(of: self, keyPath: tracked.keyPath) {}
         }
     }
 

@@ -63,7 +63,7 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
 
     /// The key `keyPath` reads. Each key path is looked up once, then remembered.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
-        let id = KnownKeyPath(keyPath)
+        let id = SendableKeyPath<AnyKeyPath>(keyPath)
         let known = knownKeyPaths.withLock { $0[id] }
         if let known, let defaultValue = known.defaultValue as? Value {
             self.init(name: known.name, defaultValue: defaultValue)
@@ -92,12 +92,5 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
 
 /// Key paths already turned into keys (see ``TypedKey/init(_:)``): a key's name and default
 /// never change, so looking one up again is a dictionary read.
-private let knownKeyPaths = Mutex<[KnownKeyPath: (name: String, defaultValue: any Sendable)]>([:])
+private let knownKeyPaths = Mutex<[SendableKeyPath<AnyKeyPath>: (name: String, defaultValue: any Sendable)]>([:])
 
-/// A key path as a dictionary key that can be shared between tasks.
-// @unchecked: a key path object is immutable once made (it only describes a property), so
-// reading it from any thread is safe.
-private struct KnownKeyPath: Hashable, @unchecked Sendable {
-    let keyPath: AnyKeyPath
-    init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
-}

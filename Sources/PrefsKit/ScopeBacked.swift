@@ -13,6 +13,7 @@ import Synchronization
 @propertyWrapper
 public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observable, Sendable {
     private let registrar = ObservationRegistrar()
+    private let tracked = SendableKeyPath(\ScopeBacked<Value>.wrappedValue)
     private let scoped: PreferenceObserving<Value>
     private let local = Mutex<Value?>(nil)
     private let forwarding = Mutex<ObservationToken?>(nil)
@@ -26,7 +27,7 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
     /// The local value if set, else the scope's. Observation tracks both.
     public var wrappedValue: Value {
         get {
-            registrar.access(self, keyPath: \.wrappedValue)
+            registrar.access(self, keyPath: tracked.keyPath)
             return local.withLock { $0 } ?? scoped.untrackedValue
         }
         set { setLocal(newValue) }
@@ -40,7 +41,7 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
     /// that reads in its change callback sees the new value.
     private func setLocal(_ value: Value?) {
         local.withLock { $0 = value }
-        registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+        registrar.withMutation(of: self, keyPath: tracked.keyPath) {}
     }
 
     /// Re-registers, after each change of the scope's value, a tracking of it that forwards the
@@ -51,7 +52,7 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
         } onChange: { [weak self] in
             guard let self else { return }
             if self.local.withLock({ $0 == nil }) {
-                self.registrar.withMutation(of: self, keyPath: \.wrappedValue) {}
+                self.registrar.withMutation(of: self, keyPath: tracked.keyPath) {}
             }
             self.followScope()
         }

@@ -8,6 +8,7 @@ import Synchronization
 /// of ``DraftObserving`` and ``ThreadObserving``.
 final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendable {
     private let registrar = ObservationRegistrar()
+    private let tracked = SendableKeyPath(\SnapshotFollower<Snapshot>.snapshot)
     private let current: Mutex<Snapshot>
     private let failure = Mutex<PrefsError?>(nil)
     private let firstFetch = Latch()
@@ -45,7 +46,7 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
 
     /// The snapshot; reading it inside `withObservationTracking` tracks it.
     var snapshot: Snapshot {
-        registrar.access(self, keyPath: \.snapshot)
+        registrar.access(self, keyPath: tracked.keyPath)
         return current.withLock { $0 }
     }
 
@@ -67,7 +68,7 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
             defer { current = snapshot }
             return current != snapshot
         }
-        if changed { registrar.withMutation(of: self, keyPath: \.snapshot) {} }
+        if changed { registrar.withMutation(of: self, keyPath: tracked.keyPath) {} }
     }
 }
 
