@@ -37,7 +37,10 @@ public struct PrefsHTTPServer: Sendable {
         let uid = getuid()
         application = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger)])),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [
+                    PeerCredentialsHandler(allowedUID: uid, logger: logger), QuiesceGraceHandler(),
+                ])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
                 chmod(socketPath, 0o600)
@@ -48,6 +51,7 @@ public struct PrefsHTTPServer: Sendable {
         tcpApplication = listener.map { listener in
             Application(
                 router: Self.router(service: service, limits: limits, token: listener.token),
+                server: .http1(configuration: .init(additionalChannelHandlers: [QuiesceGraceHandler()])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
                 logger: logger
             )
