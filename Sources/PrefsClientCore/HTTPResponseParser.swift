@@ -70,7 +70,8 @@ struct HTTPResponseParser {
     }
 
     private mutating func parseHead(_ head: String) throws {
-        let lines = head.components(separatedBy: "\r\n")
+        // "\r\n" is one Character, so this splits at line ends without Foundation.
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
         let statusParts = lines[0].split(separator: " ")
         guard statusParts.count >= 2, let code = Int(statusParts[1]) else {
             throw HTTPParseError.malformed("bad status line '\(lines[0])'")
@@ -80,7 +81,7 @@ struct HTTPResponseParser {
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingWhitespace
             if name == "content-length", let length = Int(value) {
                 framing = .length(length)
                 if length == 0 { isComplete = true }
@@ -88,6 +89,14 @@ struct HTTPResponseParser {
                 framing = .chunked
             }
         }
+    }
+}
+
+extension Substring {
+    /// Without the whitespace around it, as a header's value is read.
+    fileprivate var trimmingWhitespace: Substring {
+        let leading = drop(while: \.isWhitespace)
+        return leading.dropLast(leading.reversed().prefix(while: \.isWhitespace).count)
     }
 }
 

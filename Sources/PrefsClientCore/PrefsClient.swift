@@ -27,7 +27,23 @@ public final class PrefsClient: PrefsService {
     }
 
     public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
-        try await call("GET", "/v1/prefs/\(try pathKey(key))", query: ["scope": scope.path, "explain": explain ? "1" : nil])
+        let spec = try Self.resolveRequest(key, scope: scope, explain: explain)
+        return try Self.decode(try await transport.send(spec), answering: spec)
+    }
+
+    /// ``resolve(_:scope:explain:)`` on the calling thread, which waits for the answer: for a
+    /// one-shot process (`prefsctl get`) that has nothing else to do and so starts no threads.
+    public static func resolve(
+        _ key: String, scope: ScopePath, explain: Bool, waitingOn transport: UnixSocketTransport
+    ) throws -> ResolvedPreference {
+        let spec = try resolveRequest(key, scope: scope, explain: explain)
+        return try decode(try transport.sendBlocking(spec), answering: spec)
+    }
+
+    private static func resolveRequest(_ key: String, scope: ScopePath, explain: Bool) throws -> HTTPRequestSpec {
+        HTTPRequestSpec(
+            method: "GET",
+            target: target("/v1/prefs/\(try pathKey(key))", query: [("scope", scope.path), ("explain", explain ? "1" : nil)]))
     }
 
     public func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] {
@@ -38,13 +54,13 @@ public final class PrefsClient: PrefsService {
 
     @discardableResult
     public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/prefs/\(try pathKey(key))", query: ["scope": scope.path], body: value.canonicalData)
+        try await call("PUT", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path], body: value.canonicalData)
     }
 
     @discardableResult
     public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
         try await call(
-            "DELETE", "/v1/prefs/\(try pathKey(key))", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
+            "DELETE", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
     }
 
     @discardableResult
@@ -54,12 +70,12 @@ public final class PrefsClient: PrefsService {
 
     @discardableResult
     public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/locks/\(try pathKey(key))", query: ["scope": scope.path])
+        try await call("PUT", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
     }
 
     @discardableResult
     public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("DELETE", "/v1/locks/\(try pathKey(key))", query: ["scope": scope.path])
+        try await call("DELETE", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
     }
 
     public func schemas() async throws -> [String: PreferenceSchema] {
@@ -147,7 +163,7 @@ public final class PrefsClient: PrefsService {
         return response
     }
 
-    private func pathKey(_ key: String) throws -> String {
+    private static func pathKey(_ key: String) throws -> String {
         try KeyName.validate(key)
         return key
     }
@@ -167,10 +183,22 @@ public final class PrefsClient: PrefsService {
         percentEncoded(text, keeping: "-._~")
     }
 
+    /// `text`'s UTF-8 with every byte but ASCII letters, digits and `punctuation` as `%XX`.
     private static func percentEncoded(_ text: String, keeping punctuation: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: punctuation)
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        let hexDigits = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                encoded.append(byte)
+            case _ where punctuation.utf8.contains(byte):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
     }
 
     static func error(status: Int, body: Data) -> PrefsError {

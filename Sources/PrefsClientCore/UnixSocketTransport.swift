@@ -20,13 +20,18 @@ public struct UnixSocketTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
-        let socketPath = socketPath
-        return try await Self.onOwnThread {
-            let connection = try UnixConnection(path: socketPath)
-            defer { connection.close() }
-            try connection.write(Self.encode(request))
-            return try Self.readAnswer(from: connection)
-        }
+        let transport = self
+        return try await Self.onOwnThread { try transport.sendBlocking(request) }
+    }
+
+    /// Sends a request and reads the whole answer on the calling thread, which waits for it: for
+    /// a one-shot process whose main thread has nothing else to do (`prefsctl get`), so that it
+    /// needs no other thread at all.
+    public func sendBlocking(_ request: HTTPRequestSpec) throws -> HTTPResponseData {
+        let connection = try UnixConnection(path: socketPath)
+        defer { connection.close() }
+        try connection.write(Self.encode(request))
+        return try Self.readAnswer(from: connection)
     }
 
     /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),

@@ -39,7 +39,13 @@ struct GetCommand: DaemonCommand {
 
     func execute(_ service: any PrefsService) async throws {
         let resolved = try await service.resolve(key, scope: try parseScope(scope), explain: explain)
-        if global.json {
+        Self.show(resolved, json: global.json, explain: explain)
+        if !resolved.isSet { throw ExitCode(3) }
+    }
+
+    /// Prints what `get` prints: the value (nothing when unset), its explanation, or JSON.
+    static func show(_ resolved: ResolvedPreference, json: Bool, explain: Bool) {
+        if json {
             Output.json(resolved)
         } else if explain {
             print("\(resolved.key) at \(resolved.scope.path) = \(resolved.isSet ? Output.text(resolved.value) : "(unset)")   [source: \(resolved.source)]")
@@ -57,7 +63,6 @@ struct GetCommand: DaemonCommand {
         } else if resolved.isSet {
             print(Output.text(resolved.value))
         }
-        if !resolved.isSet { throw ExitCode(3) }
     }
 }
 

@@ -46,8 +46,15 @@ struct Prefsctl: ParsableCommand {
 
 @main
 enum PrefsctlMain {
-    static func main() async {
-        await Prefsctl.main()
+    /// `get`, the verb scripts run most, runs on the main thread without ArgumentParser
+    /// (``QuickGet``); every other command line goes to ``Prefsctl``.
+    static func main() {
+        if let get = QuickGet(Array(CommandLine.arguments.dropFirst())) { get.run() }
+        Task {
+            await Prefsctl.main()
+            exit(0)
+        }
+        dispatchMain()
     }
 }
 
@@ -91,7 +98,12 @@ struct GlobalOptions: ParsableArguments {
 
     /// The socket to use.
     var socketPath: String {
-        socket ?? DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid()).socket
+        Self.socketPath(socket)
+    }
+
+    /// The socket to use when `--socket` is `option`.
+    static func socketPath(_ option: String?) -> String {
+        option ?? DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid()).socket
     }
 
     /// A client for the daemon, over the lean one-connection-per-request transport.

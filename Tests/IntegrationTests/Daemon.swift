@@ -96,6 +96,11 @@ final class Daemon {
 
     /// Runs `prefsctl ARGS` against this daemon.
     func prefsctl(_ arguments: String...) throws -> CommandResult {
+        try prefsctl(arguments)
+    }
+
+    /// Runs `prefsctl ARGS` against this daemon.
+    func prefsctl(_ arguments: [String]) throws -> CommandResult {
         try CommandResult.run("prefsctl", ["--socket", socketPath] + arguments)
     }
 }
