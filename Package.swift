@@ -162,6 +162,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PrefsServerTests",
+            dependencies: [
+                "PrefsKit", "PrefsStore", "PrefsServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages"],
             swiftSettings: swiftSettings

@@ -38,9 +38,9 @@ public struct PrefsHTTPServer: Sendable {
         application = Application(
             router: router,
             server: .http1(
-                configuration: .init(additionalChannelHandlers: [
-                    PeerCredentialsHandler(allowedUID: uid, logger: logger), QuiesceGraceHandler(),
-                ])),
+                configuration: .init(
+                    additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger)]
+                        + CachedReadHandler.handlers(for: service) + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
                 chmod(socketPath, 0o600)
@@ -82,17 +82,22 @@ public struct PrefsHTTPServer: Sendable {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } else if privateFolder {
-            var info = stat()
-            guard stat(folder, &info) == 0 else {
-                throw PrefsError(.unavailable, "Cannot inspect the socket folder \(folder): \(String(cString: strerror(errno))).")
+            let attributes: [FileAttributeKey: Any]
+            do {
+                attributes = try FileManager.default.attributesOfItem(atPath: folder)
+            } catch {
+                throw PrefsError(.unavailable, "Cannot inspect the socket folder \(folder): \(error.localizedDescription)")
             }
-            guard info.st_uid == getuid() else {
+            let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+            guard owner == getuid() else {
                 throw PrefsError(
                     .forbidden,
-                    "The socket folder \(folder) belongs to uid \(info.st_uid), not to you (uid \(getuid())); another user may be waiting on it. Remove it, or give prefsd another --socket."
+                    "The socket folder \(folder) belongs to uid \(owner.map(String.init) ?? "?"), not to you (uid \(getuid())); another user may be waiting on it. Remove it, or give prefsd another --socket."
                 )
             }
-            if info.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
+            if let permissions = (attributes[.posixPermissions] as? NSNumber)?.intValue, permissions & 0o077 != 0 {
+                chmod(folder, 0o700)
+            }
         }
         guard FileManager.default.fileExists(atPath: path) else { return }
         if UnixSocketProbe.isAnswering(path) {

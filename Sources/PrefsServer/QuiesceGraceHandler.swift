@@ -59,9 +59,10 @@ final class QuiesceGraceHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard event is ChannelShouldQuiesceEvent, !answering, heldShutdown == nil else {
             return context.fireUserInboundEventTriggered(event)
         }
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        heldShutdown = context.eventLoop.scheduleTask(in: grace) { [self] in
-            heldShutdown = nil
+        // Both run on the event loop, where the task runs too.
+        let (handler, loopBound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(context, eventLoop: context.eventLoop))
+        heldShutdown = context.eventLoop.scheduleTask(in: grace) {
+            handler.value.heldShutdown = nil
             loopBound.value.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         }
     }

@@ -10,6 +10,11 @@ import PrefsKit
 /// A request is acknowledged (its `submit` returns) only after the transaction has committed
 /// and the cache shows its effects. While one batch syncs, the next accumulates: under
 /// concurrency, batches grow by themselves.
+///
+/// The request that finds the writer idle leads: it commits the waiting batch on its own thread
+/// (a lone writer pays no thread hand-off to the database's queue and back), then leaves
+/// whatever queued meanwhile to the database's writer queue, so that its own answer is not held
+/// back by later requests. At most one request leads at a time.
 final class GroupCommitWriter: Sendable {
     /// A queued request: `perform` runs it inside the transaction and returns what to do once the
     /// transaction has committed (or failed); `fail` reports that the request itself failed.
@@ -49,29 +54,44 @@ final class GroupCommitWriter: Sendable {
                 },
                 fail: { error in continuation.resume(throwing: error) }
             )
-            let startDraining = queue.withLock { queue in
+            let leads = queue.withLock { queue in
                 queue.jobs.append(job)
                 defer { queue.draining = true }
                 return !queue.draining
             }
-            if startDraining {
-                pool.asyncWriteWithoutTransaction { db in self.drain(db) }
-            }
+            if leads { lead() }
+        }
+    }
+
+    /// Commits the waiting batch (the leader's own request among it) on the calling thread,
+    /// then hands what queued meanwhile to the database's writer queue.
+    private func lead() {
+        pool.writeWithoutTransaction { db in _ = commitWaiting(db) }
+        let more = queue.withLock { queue in
+            if queue.jobs.isEmpty { queue.draining = false }
+            return queue.draining
+        }
+        if more {
+            pool.asyncWriteWithoutTransaction { db in self.drain(db) }
         }
     }
 
     /// Commits batches until the queue is empty.
     private func drain(_ db: Database) {
-        while true {
-            let jobs = queue.withLock { queue in
-                let jobs = queue.jobs
-                queue.jobs = []
-                if jobs.isEmpty { queue.draining = false }
-                return jobs
-            }
-            guard !jobs.isEmpty else { return }
-            commit(jobs, db)
+        while commitWaiting(db) {}
+    }
+
+    /// Commits the jobs waiting, if any; with none, the writer becomes idle.
+    private func commitWaiting(_ db: Database) -> Bool {
+        let jobs = queue.withLock { queue in
+            let jobs = queue.jobs
+            queue.jobs = []
+            if jobs.isEmpty { queue.draining = false }
+            return jobs
         }
+        guard !jobs.isEmpty else { return false }
+        commit(jobs, db)
+        return true
     }
 
     private func commit(_ jobs: [Job], _ db: Database) {

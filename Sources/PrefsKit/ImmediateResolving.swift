@@ -1,0 +1,7 @@
+/// A ``PrefsService`` that resolves from memory without suspending, as the embedded store does.
+/// The daemon answers its hottest request, `GET /v1/prefs/{key}`, straight from one on the
+/// connection's own thread.
+public protocol ImmediateResolving: PrefsService {
+    /// ``PrefsService/resolve(_:scope:explain:)`` for a valid key, answered at once.
+    func resolveNow(_ key: String, scope: ScopePath, explain: Bool) -> ResolvedPreference
+}
