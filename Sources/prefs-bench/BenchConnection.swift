@@ -11,25 +11,7 @@ final class BenchConnection {
     private var pending = Data()
 
     init(socketPath: String, receiveBuffer: Int32? = nil) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: socketPath.utf8)
-            raw[socketPath.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            close(descriptor)
-            throw BenchError("cannot connect to \(socketPath): \(String(cString: strerror(errno)))")
-        }
+        descriptor = try connectUnixSocket(socketPath, receiveBuffer: receiveBuffer)
     }
 
     deinit { close(descriptor) }
@@ -133,6 +115,30 @@ final class BenchConnection {
         guard count > 0 else { throw BenchError("the daemon closed the connection") }
         pending.append(contentsOf: buffer[0..<count])
     }
+}
+
+/// A connected blocking Unix stream socket's descriptor.
+func connectUnixSocket(_ path: String, receiveBuffer: Int32? = nil) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    if var size = receiveBuffer {
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        raw.copyBytes(from: path.utf8)
+        raw[path.utf8.count] = 0
+    }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+    }
+    guard result == 0 else {
+        close(descriptor)
+        throw BenchError("cannot connect to \(path): \(String(cString: strerror(errno)))")
+    }
+    return descriptor
 }
 
 struct BenchError: Error, CustomStringConvertible {

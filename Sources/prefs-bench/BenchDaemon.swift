@@ -37,27 +37,8 @@ final class BenchDaemon {
         throw BenchError("prefsd did not answer")
     }
 
-    /// Resident memory, in MiB.
-    var residentMiB: Double { statusMiB("VmRSS:") }
-
-    /// The most resident memory the daemon has had, in MiB.
-    var peakResidentMiB: Double { statusMiB("VmHWM:") }
-
-    private func statusMiB(_ field: String) -> Double {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
-        return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
-    }
-
-    /// CPU seconds the daemon has used (user + system).
-    var cpuSeconds: Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-        // After the command name: state is field 3; utime and stime are fields 14 and 15.
-        guard fields.count > 13 else { return 0 }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
-    }
+    /// The daemon's CPU time and memory.
+    var meter: ProcessMeter { ProcessMeter(pid: process.processIdentifier) }
 
     func stop(removing: Bool = true) {
         process.terminate()

@@ -25,30 +25,55 @@ enum Load {
         return (ContinuousClock.now - start).seconds
     }
 
-    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
-        let socket = daemon.socketPath
-        let seconds = try parallel(clients) { client in
-            let connection = try BenchConnection(socketPath: socket)
-            for index in 0..<writesPerClient {
-                let status = try connection.request("PUT", "/v1/prefs/bench.c\(client)?scope=/s\(index % 10)", body: "\(index)")
-                guard status == 200 else { throw BenchError("write answered \(status)") }
-            }
+    /// Requests per second of `connections` clients at once, each on a thread of its own with a
+    /// connection from `open`, sending `requests` requests one after the other with `request`.
+    static func rate<Connection>(
+        connections: Int, requests: Int, open: @escaping @Sendable () throws -> Connection,
+        request: @escaping @Sendable (Connection, Int) throws -> Void
+    ) throws -> Double {
+        let seconds = try parallel(connections) { _ in
+            let connection = try open()
+            for index in 0..<requests { try request(connection, index) }
         }
-        return Double(clients * writesPerClient) / seconds
+        return Double(connections * requests) / seconds
     }
 
-    static func getsPerSecond(_ daemon: BenchDaemon, connections: Int, requestsPerConnection: Int) throws -> (Double, Int) {
+    /// Writes per second of `clients` clients, each writing its own key at ten scopes.
+    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
         let socket = daemon.socketPath
-        let seconds = try parallel(connections) { _ in
-            let connection = try BenchConnection(socketPath: socket)
-            for _ in 0..<requestsPerConnection {
-                guard try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice") == 200 else {
-                    throw BenchError("GET failed")
-                }
+        let counter = Atomic<Int>(0)
+        return try rate(connections: clients, requests: writesPerClient, open: { () throws -> (BenchConnection, Int) in
+            (try BenchConnection(socketPath: socket), counter.add(1, ordering: .relaxed).oldValue)
+        }) { connection, index in
+            let status = try connection.0.request("PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)")
+            guard status == 200 else { throw BenchError("write answered \(status)") }
+        }
+    }
+
+    /// Reads per second of one key over `connections` keep-alive connections.
+    static func getsPerSecond(_ daemon: BenchDaemon, connections: Int, requestsPerConnection: Int) throws -> Double {
+        let socket = daemon.socketPath
+        return try rate(connections: connections, requests: requestsPerConnection, open: { try BenchConnection(socketPath: socket) }) {
+            connection, _ in
+            guard try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice") == 200 else {
+                throw BenchError("GET failed")
             }
         }
-        let total = connections * requestsPerConnection
-        return (Double(total) / seconds, total)
+    }
+
+    /// Redis commands per second over `connections` connections: `GET bench.read` or `SET bench.cN i`.
+    static func redisPerSecond(_ redis: BenchRedis, connections: Int, requestsPerConnection: Int, writing: Bool) throws -> Double {
+        let socket = redis.socketPath
+        let counter = Atomic<Int>(0)
+        return try rate(connections: connections, requests: requestsPerConnection, open: { () throws -> (RedisConnection, Int) in
+            (try RedisConnection(socketPath: socket), counter.add(1, ordering: .relaxed).oldValue)
+        }) { connection, index in
+            if writing {
+                try connection.0.command("SET", "bench.c\(connection.1)", "\(index)")
+            } else {
+                try connection.0.command("GET", "bench.read")
+            }
+        }
     }
 
     /// Time from sending a write to its event arriving at a watcher on another connection.
@@ -73,11 +98,11 @@ enum Load {
     static func microsecondsPerWrite(_ daemon: BenchDaemon, count: Int) throws -> (wall: Double, cpu: Double) {
         let connection = try daemon.connection()
         for index in 0..<100 { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
-        let cpu = daemon.cpuSeconds
+        let cpu = daemon.meter.cpuSeconds
         let start = ContinuousClock.now
         for index in 0..<count { try connection.request("PUT", "/v1/prefs/bench.cost", body: "\(index)") }
         let wall = (ContinuousClock.now - start).seconds
-        return (wall / Double(count) * 1e6, (daemon.cpuSeconds - cpu) / Double(count) * 1e6)
+        return (wall / Double(count) * 1e6, (daemon.meter.cpuSeconds - cpu) / Double(count) * 1e6)
     }
 
     /// Opens `count` watch streams on keys nobody writes, and waits until the daemon has them all.

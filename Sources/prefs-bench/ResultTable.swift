@@ -4,10 +4,7 @@ import Foundation
 struct ResultTable {
     private var rows: [[String]] = [["what", "measured", "baseline (same run)", "ratio", "target"]]
 
-    mutating func add(
-        _ what: String, _ measured: Double, baseline: (name: String, value: Double)?, target: String,
-        lowerIsBetter: Bool = false
-    ) {
+    mutating func add(_ what: String, _ measured: Double, baseline: (name: String, value: Double)?, target: String) {
         let ratio = baseline.map { String(format: "%.2f×", measured / $0.value) } ?? "-"
         rows.append([what, Self.format(measured), baseline.map { "\(Self.format($0.value)) (\($0.name))" } ?? "-", ratio, target])
     }
