@@ -113,7 +113,10 @@ struct PrefsDaemon: AsyncParsableCommand {
             let server = try PrefsHTTPServer(
                 service: store, socketPath: socketPath, privateFolder: socket == nil, listener: listener,
                 limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
-                onReady: { logger.info("prefsd ready on \(socketPath)") }
+                onReady: {
+                    StartupPages.release()
+                    logger.info("prefsd ready on \(socketPath)")
+                }
             )
             let status = try await store.status()
             logger.info(
