@@ -8,6 +8,8 @@ enum PreferenceRecords {
     /// Every key's stored state, read once when the store opens.
     static func loadAll(_ db: Database) throws -> [String: KeyState] {
         var keys: [String: KeyState] = [:]
+        // At most one key per row: sized once, the dictionary is not rehashed as it grows.
+        keys.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
         let values = try Row.fetchCursor(db, sql: "SELECT key, scope, value, revision FROM preference")
         while let row = try values.next() {
             let key: String = row[0]

@@ -21,13 +21,13 @@ final class BenchDaemon {
         try waitUntilReady()
     }
 
-    /// Seconds from start to the first answered request.
+    /// Seconds from start to the first answered read.
     private(set) var startupSeconds = 0.0
 
     private func waitUntilReady() throws {
         let start = ContinuousClock.now
         for _ in 0..<20_000 {
-            if let connection = try? BenchConnection(socketPath: socketPath), (try? connection.request("GET", "/v1/status")) == 200 {
+            if let connection = try? BenchConnection(socketPath: socketPath), (try? connection.request("GET", "/v1/prefs/bench.ready")) == 200 {
                 startupSeconds = (ContinuousClock.now - start).seconds
                 return
             }

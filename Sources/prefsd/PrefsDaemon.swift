@@ -115,12 +115,12 @@ struct PrefsDaemon: AsyncParsableCommand {
                 limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
                 onReady: {
                     StartupPages.release()
-                    logger.info("prefsd ready on \(socketPath)")
+                    // Counted once serving: counting walks every key, which need not delay it.
+                    let status = try? await store.status()
+                    logger.info(
+                        "prefsd \(prefsVersion) ready on \(socketPath): database \(databasePath), revision \(status?.revision ?? 0), \(status?.counts.values ?? 0) values, pid \(getpid())"
+                    )
                 }
-            )
-            let status = try await store.status()
-            logger.info(
-                "prefsd \(prefsVersion) starting: database \(databasePath), socket \(socketPath), revision \(status.revision), \(status.counts.values) values, pid \(getpid())"
             )
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server.application)]
             if let tcp = server.tcpApplication { services.append(.init(service: tcp)) }
