@@ -125,8 +125,9 @@ public final class EmbeddedStore: PrefsService {
     private func startProgressEvents() {
         let interval = configuration.progressInterval
         let task = Task { [hub] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+            // Until cancelled: a sleep cut short by close() sends no last progress event, which
+            // could otherwise slip in before the watches' `shutdown`.
+            while (try? await Task.sleep(for: interval)) != nil {
                 hub.sendProgress()
             }
         }
