@@ -137,6 +137,9 @@ let package = Package(
 
         // Hand-made image headers the tests share.
         .target(name: "SampleImages", path: "Tests/SampleImages", swiftSettings: swiftSettings),
+        // What the test targets share to wait without blocking a thread of the concurrency pool:
+        // child processes, blocking reads, closing stores.
+        .target(name: "TestHarness", dependencies: ["PrefsStore"], path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),
         .testTarget(
@@ -153,12 +156,14 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsStoreTests",
-            dependencies: ["PrefsKit", "PrefsStore", "SampleImages", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PrefsKit", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages"],
+            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages", "TestHarness"],
             swiftSettings: swiftSettings
         ),
     ]

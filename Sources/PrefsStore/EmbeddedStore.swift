@@ -116,6 +116,21 @@ public final class EmbeddedStore: PrefsService {
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
 
+    /// ``close()`` for async code: the same work, done on a thread of its own, so waiting for
+    /// queued writes and the checkpoint never holds a thread of the concurrency pool (which
+    /// those very writes, or other tasks, may need to finish).
+    ///
+    /// Not an `async` overload of `close()`: in async code that would make every existing
+    /// `store.close()` an error until awaited.
+    public func closeWithoutBlocking() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                self.close()
+                done.resume()
+            }.start()
+        }
+    }
+
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
     /// go on. A daemon calls it when it starts to stop, so streams end before the server drains.
     public func endWatches() {
