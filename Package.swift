@@ -142,6 +142,9 @@ let package = Package(
 
         // Hand-made image headers the tests share.
         .target(name: "SampleImages", path: "Tests/SampleImages", swiftSettings: swiftSettings),
+        // What the test targets share to wait without blocking a thread of the concurrency pool:
+        // child processes, blocking reads, closing stores.
+        .target(name: "TestHarness", dependencies: ["PrefsStore"], path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),
         .testTarget(
@@ -158,13 +161,15 @@ let package = Package(
         ),
         .testTarget(
             name: "PrefsStoreTests",
-            dependencies: ["PrefsKit", "PrefsStore", "SampleImages", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PrefsKit", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PrefsServerTests",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsServer",
+                "PrefsKit", "PrefsStore", "PrefsServer", "TestHarness",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -174,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages"],
+            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages", "TestHarness"],
             swiftSettings: swiftSettings
         ),
     ]

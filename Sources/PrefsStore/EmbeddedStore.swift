@@ -116,6 +116,21 @@ public final class EmbeddedStore: ImmediateResolving {
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
 
+    /// ``close()`` for async code: the same work, done on a thread of its own, so waiting for
+    /// queued writes and the checkpoint never holds a thread of the concurrency pool (which
+    /// those very writes, or other tasks, may need to finish).
+    ///
+    /// Not an `async` overload of `close()`: in async code that would make every existing
+    /// `store.close()` an error until awaited.
+    public func closeWithoutBlocking() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                self.close()
+                done.resume()
+            }.start()
+        }
+    }
+
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
     /// go on. A daemon calls it when it starts to stop, so streams end before the server drains.
     public func endWatches() {
@@ -125,8 +140,9 @@ public final class EmbeddedStore: ImmediateResolving {
     private func startProgressEvents() {
         let interval = configuration.progressInterval
         let task = Task { [hub] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+            // Until cancelled: a sleep cut short by close() sends no last progress event, which
+            // could otherwise slip in before the watches' `shutdown`.
+            while (try? await Task.sleep(for: interval)) != nil {
                 hub.sendProgress()
             }
         }

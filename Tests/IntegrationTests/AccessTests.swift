@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// Who may talk to the daemon, and where it puts its files by default.
@@ -12,15 +13,15 @@ import Testing
         // Loosen the file permissions on purpose: the uid check must still refuse.
         chmod(daemon.folder.path, 0o755)
         chmod(daemon.socketPath, 0o666)
-        let prefsctl = Daemon.binaries.appending(path: "prefsctl").path
-        let other = try CommandResult.runTool(
+        let prefsctl = CommandResult.binaries.appending(path: "prefsctl").path
+        let other = try await CommandResult.runTool(
             "/usr/bin/setpriv",
             ["--reuid=65534", "--regid=65534", "--clear-groups", prefsctl, "--socket", daemon.socketPath, "get", "secret.key"])
         #expect(other.status == 69)
         #expect(other.stderr.contains("accepts connections only from the user it runs as"))
         #expect(!other.stdout.contains("s3cret"))
         // The owner still gets in.
-        #expect(try daemon.prefsctl("get", "secret.key").output == "s3cret")
+        #expect(try await daemon.prefsctl("get", "secret.key").output == "s3cret")
     }
 
     @Test func defaultPathsFollowXDGAndAreCreatedPrivate() async throws {
@@ -29,7 +30,7 @@ import Testing
         let runtime = root.appending(path: "run")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         let process = Process()
-        process.executableURL = Daemon.binaries.appending(path: "prefsd")
+        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
         process.arguments = ["--log-level", "error"]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = root.appending(path: "state").path
@@ -38,27 +39,24 @@ import Testing
         environment["PREFSD_DB"] = nil
         process.environment = environment
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
+        try await process.whileRunning {
+            let socket = runtime.appending(path: "prefsd/prefsd.sock").path
+            let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket))
+            var status: ServiceStatus?
+            for _ in 0..<200 where status == nil {
+                status = try? await client.status()
+                if status == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(status?.database == root.appending(path: "state/prefsd/prefs.sqlite").path)
+            let socketFolder = try FileManager.default.attributesOfItem(atPath: runtime.appending(path: "prefsd").path)
+            #expect((socketFolder[.posixPermissions] as? Int) == 0o700)
+            let stateFolder = try FileManager.default.attributesOfItem(atPath: root.appending(path: "state/prefsd").path)
+            #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
         }
-        let socket = runtime.appending(path: "prefsd/prefsd.sock").path
-        let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket))
-        var status: ServiceStatus?
-        for _ in 0..<200 where status == nil {
-            status = try? await client.status()
-            if status == nil { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        #expect(status?.database == root.appending(path: "state/prefsd/prefs.sqlite").path)
-        let socketFolder = try FileManager.default.attributesOfItem(atPath: runtime.appending(path: "prefsd").path)
-        #expect((socketFolder[.posixPermissions] as? Int) == 0o700)
-        let stateFolder = try FileManager.default.attributesOfItem(atPath: root.appending(path: "state/prefsd").path)
-        #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
     }
 
     @Test(.enabled(if: getuid() == 0))
-    func anExistingDefaultSocketFolderMustBeOursAndIsMadePrivate() throws {
+    func anExistingDefaultSocketFolderMustBeOursAndIsMadePrivate() async throws {
         let runtime = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: runtime) }
         let folder = runtime.appending(path: "prefsd")
@@ -70,7 +68,8 @@ import Testing
 
         // Another user's folder: refused at once, nothing created in it.
         chown(folder.path, 65534, 65534)
-        let refused = try CommandResult.runTool(Daemon.binaries.appending(path: "prefsd").path, database, environment: environment)
+        let refused = try await CommandResult.runTool(
+            CommandResult.binaries.appending(path: "prefsd").path, database, environment: environment)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("belongs to uid 65534"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
@@ -79,18 +78,17 @@ import Testing
         chown(folder.path, getuid(), getgid())
         chmod(folder.path, 0o755)
         let process = Process()
-        process.executableURL = Daemon.binaries.appending(path: "prefsd")
+        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
         process.arguments = database
         process.environment = environment
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
+        try await process.whileRunning {
+            let socket = folder.appending(path: "prefsd.sock").path
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) {
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect(FileManager.default.fileExists(atPath: socket))
+            let attributes = try FileManager.default.attributesOfItem(atPath: folder.path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o700)
         }
-        let socket = folder.appending(path: "prefsd.sock").path
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(25_000) }
-        #expect(FileManager.default.fileExists(atPath: socket))
-        let attributes = try FileManager.default.attributesOfItem(atPath: folder.path)
-        #expect((attributes[.posixPermissions] as? Int) == 0o700)
     }
 }

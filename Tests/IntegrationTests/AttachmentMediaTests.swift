@@ -2,6 +2,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 import SampleImages
+import TestHarness
 import Testing
 
 /// Uploads through the real daemon are sniffed: image sizes stored and shown, bytes that are not
@@ -9,16 +10,16 @@ import Testing
 @Suite struct AttachmentMediaTests {
     @Test func attachStoresTheImageTypeAndSizeItsBytesShow() async throws {
         let daemon = try await Daemon()
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice").output
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice").output
         let file = daemon.folder.appending(path: "scan").path
         let bytes = SampleImage.jpeg(width: 1920, height: 1080, metadataBytes: 70_000) + Data(count: 300_000)
         #expect(FileManager.default.createFile(atPath: file, contents: bytes))
 
-        let result = try DraftsCLITests.decode(AttachmentResult.self, try daemon.prefsctl("--json", "drafts", "attach", id, file))
+        let result = try DraftsCLITests.decode(AttachmentResult.self, try await daemon.prefsctl("--json", "drafts", "attach", id, file))
         #expect(result.attachment.mimeType == "image/jpeg")
         #expect(result.attachment.kind == .image)
         #expect(result.attachment.width == 1920 && result.attachment.height == 1080)
-        let page = try daemon.prefsctl("drafts", "show", id)
+        let page = try await daemon.prefsctl("drafts", "show", id)
         #expect(page.stdout.contains("image/jpeg"))
         #expect(page.stdout.contains("1920×1080"), "\(page.stdout)")
     }
@@ -47,12 +48,12 @@ import Testing
 
         let file = daemon.folder.appending(path: "notes.txt").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data("hello".utf8)))
-        let cli = try daemon.prefsctl("drafts", "attach", draft.id.uuidString, file, "--kind", "image")
+        let cli = try await daemon.prefsctl("drafts", "attach", draft.id.uuidString, file, "--kind", "image")
         #expect(cli.status == 1)
         #expect(cli.stderr.contains("kind=image"), "\(cli.stderr)")
 
         #expect(try await daemon.client.draft(draft.id) == draft)
-        let blobs = try CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob"])
+        let blobs = try await CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob"])
         #expect(blobs.output == "0")
         let staged = (try? FileManager.default.contentsOfDirectory(atPath: daemon.databasePath + ".uploads")) ?? []
         #expect(staged.isEmpty)

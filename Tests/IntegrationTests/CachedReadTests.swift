@@ -1,4 +1,5 @@
 import Foundation
+import TestHarness
 import Testing
 
 /// Reads the daemon answers from memory on the connection's thread (CachedReadHandler) against
@@ -34,7 +35,7 @@ import Testing
 
     @Test func pipelinedReadsAndWritesAreAnsweredInOrderWithTheRoutersBytes() async throws {
         let daemon = try await Daemon()
-        _ = try daemon.prefsctl("set", "k.v", #"{"b":[1,"x"],"a":null}"#, "--scope", "/accounts/al@ice")
+        _ = try await daemon.prefsctl("set", "k.v", #"{"b":[1,"x"],"a":null}"#, "--scope", "/accounts/al@ice")
         let socket = try RawSocket(path: daemon.socketPath)
         socket.send(
             "GET /v1/prefs/k.v?scope=%2Faccounts%2Fal%40ice%2Fx HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -43,7 +44,7 @@ import Testing
                 + "GET /v1/prefs/k.v?scope=/accounts/al@ice/x HTTP/1.1\r\nHost: t\r\n\r\n"
                 + "GET /v1/prefs/Not%20A%20Key HTTP/1.1\r\nHost: t\r\n\r\n"
                 + "GET /v1/prefs/never.set HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        let answers = Self.answers(in: socket.readToEnd())
+        let answers = Self.answers(in: await socket.readToEnd())
         try #require(answers.count == 6)
         // The cached answer (first) and the router's (second, `explain=0`) are the same.
         #expect(answers[0].status == 200)
@@ -63,10 +64,10 @@ import Testing
     @Test func aReadAfterAnAcknowledgedWriteSeesIt() async throws {
         let daemon = try await Daemon()
         for round in 1...20 {
-            #expect(try daemon.prefsctl("set", "counter.value", "\(round)", "--scope", "/a").status == 0)
+            #expect(try await daemon.prefsctl("set", "counter.value", "\(round)", "--scope", "/a").status == 0)
             let socket = try RawSocket(path: daemon.socketPath)
             socket.send("GET /v1/prefs/counter.value?scope=/a/b HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            let answer = try #require(Self.answers(in: socket.readToEnd()).first)
+            let answer = try #require(Self.answers(in: await socket.readToEnd()).first)
             #expect(answer.body.contains(#""value":\#(round)}"#), "round \(round): \(answer.body)")
         }
     }

@@ -1,17 +1,12 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// A real `prefsd` for one test: its own temp folder, database and socket; stopped and removed
 /// at the end. Also runs the real `prefsctl` against it.
 final class Daemon {
-    /// The folder the built executables are in (next to this test bundle).
-    static let binaries: URL = {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return executable.deletingLastPathComponent()
-    }()
-
     let folder: URL
     let databasePath: String
     let socketPath: String
@@ -29,12 +24,22 @@ final class Daemon {
         try await start()
     }
 
+    /// A daemon still running gets SIGTERM at once; waiting for it to exit and removing its
+    /// folder happen in the background (a deinit cannot await, and must not block a thread of
+    /// the concurrency pool), and the test run waits for them as it exits.
     deinit {
-        if let process, process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        let folder = folder
+        guard let process, process.isRunning else {
+            try? FileManager.default.removeItem(at: folder)
+            return
         }
-        try? FileManager.default.removeItem(at: folder)
+        process.terminate()
+        Stopping.group.enter()
+        Task {
+            await process.stop()
+            try? FileManager.default.removeItem(at: folder)
+            Stopping.group.leave()
+        }
     }
 
     /// The `prefsd` command line this daemon runs with.
@@ -43,15 +48,15 @@ final class Daemon {
     /// Starts the daemon and waits (up to 20 s) until its socket answers.
     func start() async throws {
         let process = Process()
-        process.executableURL = Self.binaries.appending(path: "prefsd")
+        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
         process.arguments = commandLine
         // A file, not a pipe: a pipe's write end is inherited by whatever another test spawns
         // at the same moment, and reading it to its end would then wait for that process.
         let log = folder.appending(path: "prefsd.stderr")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try await process.start()
         self.process = process
         let client = PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
         for _ in 0..<400 {
@@ -67,20 +72,17 @@ final class Daemon {
 
     /// SIGTERM, then waits; returns the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    func stop() async -> Int32 {
         guard let process else { return -1 }
-        process.terminate()
-        process.waitUntilExit()
         self.process = nil
-        return process.terminationStatus
+        return await process.stop()
     }
 
-    /// SIGKILL, like a crash.
-    func kill() {
+    /// SIGKILL, like a crash; then waits.
+    func kill() async {
         guard let process else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         self.process = nil
+        await process.stop(signal: SIGKILL)
     }
 
     /// A client over AsyncHTTPClient, as an application would use.
@@ -95,60 +97,22 @@ final class Daemon {
     }
 
     /// Runs `prefsctl ARGS` against this daemon.
-    func prefsctl(_ arguments: String...) throws -> CommandResult {
-        try prefsctl(arguments)
+    func prefsctl(_ arguments: String...) async throws -> CommandResult {
+        try await prefsctl(arguments)
     }
 
     /// Runs `prefsctl ARGS` against this daemon.
-    func prefsctl(_ arguments: [String]) throws -> CommandResult {
-        try CommandResult.run("prefsctl", ["--socket", socketPath] + arguments)
+    func prefsctl(_ arguments: [String]) async throws -> CommandResult {
+        try await CommandResult.run("prefsctl", ["--socket", socketPath] + arguments)
     }
 }
 
-/// What a finished command printed and its exit status.
-struct CommandResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-
-    /// Runs one of the built executables and waits for it.
-    static func run(_ name: String, _ arguments: [String], stdin: Data? = nil) throws -> CommandResult {
-        try execute(Daemon.binaries.appending(path: name), arguments, stdin: stdin)
-    }
-
-    /// Runs a program that is not one of ours.
-    static func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> CommandResult {
-        try execute(URL(fileURLWithPath: path), arguments, environment: environment)
-    }
-
-    /// Runs `executable` to its end. Its output goes to temp files, not pipes: the write end of
-    /// a pipe is inherited by whatever another test spawns at the same moment (a daemon that
-    /// lives on), and reading the pipe to its end would then wait for that process too.
-    private static func execute(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil)
-        throws -> CommandResult
-    {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (out, err) = (folder.appending(path: "out"), folder.appending(path: "err"))
-        for file in [out, err] { FileManager.default.createFile(atPath: file.path, contents: nil) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return CommandResult(
-            status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-            stderr: try String(contentsOf: err, encoding: .utf8))
-    }
-
-    /// stdout without the final newline.
-    var output: String { stdout.trimmingCharacters(in: .newlines) }
+/// Daemons that `Daemon.deinit` is still stopping. The test process waits for them (10 s at
+/// most) when it exits — on its main thread, with every test done — so no daemon outlives the
+/// run and no folder stays behind.
+private enum Stopping {
+    static let group: DispatchGroup = {
+        atexit { _ = Stopping.group.wait(timeout: .now() + 10) }
+        return DispatchGroup()
+    }()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// Starting, stopping, crashing and restarting the real daemon.
@@ -11,7 +12,7 @@ import Testing
         try await client.set("a.b", to: 1, scope: "/x")
         try await client.set("a.c", to: ["nested": [1, 2]])
         try await client.lock("a.b", scope: "/x")
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         try await daemon.start()
         #expect(try await client.resolve("a.b", scope: "/x/y").source == .lock("/x"))
         #expect(try await client.resolve("a.c").value == ["nested": [1, 2]])
@@ -22,16 +23,16 @@ import Testing
         let daemon = try await Daemon()
         let client = daemon.client
         for index in 0..<50 { try await client.set("k.n\(index)", to: .integer(Int64(index))) }
-        daemon.kill()
+        await daemon.kill()
         try await daemon.start()
         for index in 0..<50 { #expect(try await client.resolve("k.n\(index)").value == .integer(Int64(index))) }
-        let check = try CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "PRAGMA integrity_check"])
+        let check = try await CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "PRAGMA integrity_check"])
         #expect(check.output == "ok")
     }
 
     @Test func aSecondDaemonOnTheSameDatabaseIsRefused() async throws {
         let daemon = try await Daemon()
-        let second = try CommandResult.run(
+        let second = try await CommandResult.run(
             "prefsd", ["--db", daemon.databasePath, "--socket", daemon.folder.appending(path: "other.sock").path])
         #expect(second.status == 1)
         #expect(second.stderr.contains("already in use"))
@@ -40,7 +41,7 @@ import Testing
 
     @Test func aSecondDaemonOnTheSameSocketIsRefused() async throws {
         let daemon = try await Daemon()
-        let second = try CommandResult.run(
+        let second = try await CommandResult.run(
             "prefsd", ["--db", daemon.folder.appending(path: "other.sqlite").path, "--socket", daemon.socketPath])
         #expect(second.status == 1)
         #expect(second.stderr.contains("Another prefsd is already listening"))
@@ -49,7 +50,7 @@ import Testing
 
     @Test func aStaleSocketFileIsCleanedUp() async throws {
         let daemon = try await Daemon()
-        daemon.kill()
+        await daemon.kill()
         #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
         try await daemon.start()
         #expect(try await daemon.client.status().revision == 0)
@@ -71,7 +72,7 @@ import Testing
         let database = folder.appending(path: "prefs.sqlite")
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 * 7) })
         try garbage.write(to: database)
-        let result = try CommandResult.run("prefsd", ["--db", database.path, "--socket", folder.appending(path: "s.sock").path])
+        let result = try await CommandResult.run("prefsd", ["--db", database.path, "--socket", folder.appending(path: "s.sock").path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("is not a SQLite database"))
         #expect(try Data(contentsOf: database) == garbage)
@@ -80,12 +81,12 @@ import Testing
     @Test func corruptDatabaseIsRefusedAndLeftUntouched() async throws {
         let daemon = try await Daemon()
         for index in 0..<300 { try await daemon.client.set("k.n\(index)", to: .string(String(repeating: "x", count: 200))) }
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath))
         // Keep the header, scribble over the b-tree pages.
         for index in 4096..<min(bytes.count, 4096 * 8) { bytes[index] = 0xA5 }
         try bytes.write(to: URL(fileURLWithPath: daemon.databasePath))
-        let result = try CommandResult.run("prefsd", daemon.commandLine)
+        let result = try await CommandResult.run("prefsd", daemon.commandLine)
         #expect(result.status == 1)
         #expect(result.stderr.contains("corrupt") || result.stderr.contains("malformed"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath)) == bytes)
@@ -94,12 +95,12 @@ import Testing
     @Test func databaseFromANewerPrefsdIsRefusedAndLeftUntouched() async throws {
         let daemon = try await Daemon()
         try await daemon.client.set("a.b", to: 1)
-        #expect(daemon.stop() == 0)
-        let insert = try CommandResult.runTool(
+        #expect(await daemon.stop() == 0)
+        let insert = try await CommandResult.runTool(
             "/usr/bin/sqlite3", [daemon.databasePath, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')"])
         #expect(insert.status == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath))
-        let result = try CommandResult.run("prefsd", daemon.commandLine)
+        let result = try await CommandResult.run("prefsd", daemon.commandLine)
         #expect(result.status == 1)
         #expect(result.stderr.contains("newer prefsd"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath)) == before)
@@ -111,7 +112,7 @@ import Testing
         try await client.set("a.b", to: 1)
         var iterator = client.watch(WatchRequest(keys: ["a.b"], since: 0)).makeAsyncIterator()
         #expect(try await iterator.next()?.kind == .set)
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         let final = try await iterator.next()
         #expect(final?.kind == .shutdown)
         #expect(final?.revision == 1)

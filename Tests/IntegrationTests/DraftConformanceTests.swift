@@ -2,6 +2,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 /// One drafts scenario against `EmbeddedStore` and against the daemon through `PrefsClient`:
@@ -94,18 +95,18 @@ import Testing
     }
 
     @Test func embeddedStoreAndDaemonClientAgreeOnDrafts() async throws {
-        let store = try EmbeddedStore.temporary()
-        defer { store.close() }
-        let daemon = try await Daemon()
-        let embedded = try await Self.run(store)
-        let remote = try await Self.run(daemon.client)
-        #expect(embedded.errors == [.invalidRequest, .staleRevision, .notFound])
-        #expect(embedded.errors == remote.errors)
-        #expect(embedded.drafts == remote.drafts)
-        #expect(embedded.validations == remote.validations)
-        #expect(embedded.validations.first.map { Set($0.problems.map(\.code)) } == ["too_long", "missing_alt_text"])
-        #expect(embedded.bytes == remote.bytes)
-        #expect(embedded.events == remote.events)
-        #expect(embedded.events.map(\.kind.rawValue).filter { $0 == "validation" }.count == 2)
+        try await withStore(EmbeddedStore.temporary()) { store in
+            let daemon = try await Daemon()
+            let embedded = try await Self.run(store)
+            let remote = try await Self.run(daemon.client)
+            #expect(embedded.errors == [.invalidRequest, .staleRevision, .notFound])
+            #expect(embedded.errors == remote.errors)
+            #expect(embedded.drafts == remote.drafts)
+            #expect(embedded.validations == remote.validations)
+            #expect(embedded.validations.first.map { Set($0.problems.map(\.code)) } == ["too_long", "missing_alt_text"])
+            #expect(embedded.bytes == remote.bytes)
+            #expect(embedded.events == remote.events)
+            #expect(embedded.events.map(\.kind.rawValue).filter { $0 == "validation" }.count == 2)
+        }
     }
 }

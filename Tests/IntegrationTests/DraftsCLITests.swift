@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// `prefsctl drafts` against a real `prefsd`: every field through `--json`, stale revisions,
@@ -21,23 +22,17 @@ import Testing
     }
 
     /// The lowercase hex SHA-256 of a file, by `sha256sum`.
-    static func sha256(_ path: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return String(text.prefix { $0 != " " })
+    static func sha256(_ path: String) async throws -> String {
+        let result = try await CommandResult.runTool("/usr/bin/sha256sum", [path])
+        #expect(result.status == 0, "\(result.stderr)")
+        return String(result.stdout.prefix { $0 != " " })
     }
 
     @Test func createShowListEditDeleteRoundTripEveryField() async throws {
         let daemon = try await Daemon()
         let created = try Self.decode(
             Draft.self,
-            try daemon.prefsctl(
+            try await daemon.prefsctl(
                 "--json", "drafts", "create", "--account", "alice", "--text", "Hello\nworld", "--thread", "t1",
                 "--position", "0", "--reply-to", "109", "--cw", "spoilers", "--visibility", "unlisted", "--language",
                 "pt-BR", "--sensitive"))
@@ -58,27 +53,27 @@ import Testing
 
         // The full id, or the eight characters the tables show.
         let shortID = String(created.id.uuidString.prefix(8))
-        #expect(try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", created.id.uuidString)) == created)
-        #expect(try Self.decode(Draft.self, try daemon.prefsctl("drafts", "show", shortID.lowercased(), "--json")) == created)
+        #expect(try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", created.id.uuidString)) == created)
+        #expect(try Self.decode(Draft.self, try await daemon.prefsctl("drafts", "show", shortID.lowercased(), "--json")) == created)
         struct Listing: Decodable { var drafts: [Draft] }
-        #expect(try Self.decode(Listing.self, try daemon.prefsctl("--json", "drafts", "list", "--account", "alice")).drafts == [created])
-        #expect(try Self.decode(Listing.self, try daemon.prefsctl("--json", "drafts", "list", "--account", "bob")).drafts == [])
+        #expect(try Self.decode(Listing.self, try await daemon.prefsctl("--json", "drafts", "list", "--account", "alice")).drafts == [created])
+        #expect(try Self.decode(Listing.self, try await daemon.prefsctl("--json", "drafts", "list", "--account", "bob")).drafts == [])
 
         // Without the plain `create`'s defaults: the id alone, and readable tables.
-        let plain = try daemon.prefsctl("drafts", "create", "--account", "bob")
+        let plain = try await daemon.prefsctl("drafts", "create", "--account", "bob")
         #expect(plain.status == 0)
         #expect(UUID(uuidString: plain.output) != nil)
-        let table = try daemon.prefsctl("drafts", "list", "--account", "alice")
+        let table = try await daemon.prefsctl("drafts", "list", "--account", "alice")
         #expect(table.stdout.hasPrefix("ID        ACCOUNT  THREAD/POS  UPDATED"))
         #expect(table.stdout.contains("\(shortID)  alice    t1/0"))
         #expect(table.stdout.contains("Hello  "))
-        let page = try daemon.prefsctl("drafts", "show", shortID)
+        let page = try await daemon.prefsctl("drafts", "show", shortID)
         #expect(page.stdout.contains("content warning  spoilers"))
         #expect(page.stdout.contains("    Hello\n    world\n"))
 
         let edited = try Self.decode(
             Draft.self,
-            try daemon.prefsctl(
+            try await daemon.prefsctl(
                 "--json", "drafts", "edit", shortID, "--text", "Edited", "--cw", "", "--visibility", "direct",
                 "--language", "", "--no-sensitive", "--reply-to", "", "--thread", "t2", "--position", "0",
                 "--if-revision", "1"))
@@ -93,29 +88,29 @@ import Testing
         #expect(edited.position == 0)
         #expect(edited.revision == 2)
         #expect(edited.createdAt == created.createdAt)
-        #expect(try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", shortID)) == edited)
+        #expect(try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", shortID)) == edited)
 
-        let validation = try Self.decode(DraftValidation.self, try daemon.prefsctl("--json", "drafts", "validate", shortID))
+        let validation = try Self.decode(DraftValidation.self, try await daemon.prefsctl("--json", "drafts", "validate", shortID))
         #expect(validation.valid)
-        #expect(try daemon.prefsctl("drafts", "validate", shortID).output == "valid")
+        #expect(try await daemon.prefsctl("drafts", "validate", shortID).output == "valid")
 
-        let deleted = try Self.decode(WriteResult.self, try daemon.prefsctl("--json", "drafts", "delete", shortID, "--if-revision", "2"))
+        let deleted = try Self.decode(WriteResult.self, try await daemon.prefsctl("--json", "drafts", "delete", shortID, "--if-revision", "2"))
         #expect(deleted.revision > 0)
-        #expect(try daemon.prefsctl("drafts", "show", created.id.uuidString).status == 3)
+        #expect(try await daemon.prefsctl("drafts", "show", created.id.uuidString).status == 3)
     }
 
     @Test func aStaleRevisionExits4AndChangesNothing() async throws {
         let daemon = try await Daemon()
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice", "--text", "one").output
-        #expect(try daemon.prefsctl("drafts", "edit", id, "--text", "two").status == 0)
-        let before = try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", id))
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice", "--text", "one").output
+        #expect(try await daemon.prefsctl("drafts", "edit", id, "--text", "two").status == 0)
+        let before = try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", id))
         #expect(before.revision == 2)
 
-        let stale = try daemon.prefsctl("drafts", "edit", id, "--text", "three", "--if-revision", "1")
+        let stale = try await daemon.prefsctl("drafts", "edit", id, "--text", "three", "--if-revision", "1")
         #expect(stale.status == 4)
         #expect(stale.stderr.contains("revision 2"))
-        #expect(try daemon.prefsctl("drafts", "delete", id, "--if-revision", "1").status == 4)
-        #expect(try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", id)) == before)
+        #expect(try await daemon.prefsctl("drafts", "delete", id, "--if-revision", "1").status == 4)
+        #expect(try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", id)) == before)
 
         // Over HTTP: 412 with the draft as it is now; If-Match quoted or not.
         let transport = UnixSocketTransport(socketPath: daemon.socketPath)
@@ -132,40 +127,40 @@ import Testing
 
     @Test func attachAndFetchAFiveMebibyteFileByteForByte() async throws {
         let daemon = try await Daemon()
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice").output
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice").output
         let original = daemon.folder.appending(path: "photo.jpg").path
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom")).readData(ofLength: 5 * 1024 * 1024)
         #expect(FileManager.default.createFile(atPath: original, contents: random))
 
-        let attached = try daemon.prefsctl("drafts", "attach", id, original, "--alt", "A cat")
+        let attached = try await daemon.prefsctl("drafts", "attach", id, original, "--alt", "A cat")
         #expect(attached.status == 0, "\(attached.stderr)")
         #expect(attached.stderr.isEmpty, "no progress line when stderr is not a terminal")
         let attachmentID = try #require(UUID(uuidString: attached.output))
 
         let copy = daemon.folder.appending(path: "copy.jpg").path
-        let fetched = try daemon.prefsctl("drafts", "fetch", id, String(attachmentID.uuidString.prefix(8)), "-o", copy)
+        let fetched = try await daemon.prefsctl("drafts", "fetch", id, String(attachmentID.uuidString.prefix(8)), "-o", copy)
         #expect(fetched.status == 0, "\(fetched.stderr)")
-        #expect(try Self.sha256(copy) == Self.sha256(original))
+        #expect(try await Self.sha256(copy) == Self.sha256(original))
         #expect(!FileManager.default.fileExists(atPath: copy + ".partial"))
 
-        let draft = try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", id))
+        let draft = try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", id))
         let attachment = try #require(draft.attachments.first)
         #expect(attachment.id == attachmentID)
         #expect(attachment.filename == "photo.jpg")
         #expect(attachment.mimeType == "image/jpeg")
         #expect(attachment.kind == .image)
         #expect(attachment.byteSize == 5 * 1024 * 1024)
-        #expect(attachment.sha256 == (try Self.sha256(original)))
+        #expect(try await attachment.sha256 == Self.sha256(original))
         #expect(attachment.altText == "A cat")
         #expect(draft.revision == 2)
 
-        #expect(try daemon.prefsctl("drafts", "detach", id, attachmentID.uuidString).status == 0)
-        #expect(try Self.decode(Draft.self, try daemon.prefsctl("--json", "drafts", "show", id)).attachments.isEmpty)
+        #expect(try await daemon.prefsctl("drafts", "detach", id, attachmentID.uuidString).status == 0)
+        #expect(try Self.decode(Draft.self, try await daemon.prefsctl("--json", "drafts", "show", id)).attachments.isEmpty)
     }
 
     @Test func unknownDraftsAndAttachmentsExit3() async throws {
         let daemon = try await Daemon()
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice").output
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice").output
         let nobody = UUID().uuidString
         let file = daemon.folder.appending(path: "a.txt").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data("a".utf8)))
@@ -173,7 +168,7 @@ import Testing
             ["show", nobody], ["show", "ffffffff"], ["edit", nobody, "--text", "x"], ["delete", nobody],
             ["validate", nobody], ["attach", nobody, file], ["detach", id, nobody], ["fetch", id, nobody, "-o", file + ".copy"],
         ] {
-            let result = try CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "drafts"] + arguments)
+            let result = try await CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "drafts"] + arguments)
             #expect(result.status == 3, "\(arguments): \(result.stderr)")
             #expect(result.stderr.hasPrefix("prefsctl: "), "\(arguments): \(result.stderr)")
         }
@@ -225,7 +220,7 @@ import Testing
         let draft = try await daemon.client.createDraft(DraftInput(account: "alice"))
         let file = daemon.folder.appending(path: "big.bin").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data(count: 8 * 1024 * 1024)))
-        let cli = try daemon.prefsctl("drafts", "attach", draft.id.uuidString, file)
+        let cli = try await daemon.prefsctl("drafts", "attach", draft.id.uuidString, file)
         #expect(cli.status == 1)
         #expect(cli.stderr.contains("limit"))
 
@@ -252,25 +247,25 @@ import Testing
 
     @Test func draftsWatchPrintsTheDraftsEvents() async throws {
         let daemon = try await Daemon()
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice", "--thread", "t1").output
-        #expect(try daemon.prefsctl("drafts", "edit", id, "--text", "hi").status == 0)
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice", "--thread", "t1").output
+        #expect(try await daemon.prefsctl("drafts", "edit", id, "--text", "hi").status == 0)
         let file = daemon.folder.appending(path: "a.txt").path
         #expect(FileManager.default.createFile(atPath: file, contents: Data("a".utf8)))
-        let attachmentID = try daemon.prefsctl("drafts", "attach", id, file).output
-        #expect(try daemon.prefsctl("drafts", "detach", id, attachmentID).status == 0)
-        _ = try daemon.prefsctl("drafts", "create", "--account", "bob")
+        let attachmentID = try await daemon.prefsctl("drafts", "attach", id, file).output
+        #expect(try await daemon.prefsctl("drafts", "detach", id, attachmentID).status == 0)
+        _ = try await daemon.prefsctl("drafts", "create", "--account", "bob")
 
-        let lines = try daemon.prefsctl("drafts", "watch", id, "--since", "0", "--count", "4").stdout.split(separator: "\n")
+        let lines = try await daemon.prefsctl("drafts", "watch", id, "--since", "0", "--count", "4").stdout.split(separator: "\n")
         #expect(lines.map { $0.split(separator: " ")[1] } == ["draft.created", "draft.updated", "attachment.added", "attachment.removed"])
         #expect(lines.allSatisfy { $0.contains("draft \(id)") && $0.contains("thread t1") })
         #expect(lines[2].contains("attachment \(attachmentID)"))
 
-        let json = try daemon.prefsctl("--json", "drafts", "watch", "--account", "alice", "--since", "0", "--count", "4")
+        let json = try await daemon.prefsctl("--json", "drafts", "watch", "--account", "alice", "--since", "0", "--count", "4")
         let events = try json.stdout.split(separator: "\n").map { try JSONDecoder().decode(ChangeEvent.self, from: Data($0.utf8)) }
         #expect(events.filter { !$0.kind.isNotice }.map(\.draftRevision) == [1, 2, 3, 4])
 
-        let thread = try daemon.prefsctl("drafts", "watch", "--thread", "t1", "--since", "0", "--count", "1")
+        let thread = try await daemon.prefsctl("drafts", "watch", "--thread", "t1", "--since", "0", "--count", "1")
         #expect(thread.stdout.contains("draft.created"))
-        #expect(try daemon.prefsctl("drafts", "watch", id, "--thread", "t1").status == 2)
+        #expect(try await daemon.prefsctl("drafts", "watch", id, "--thread", "t1").status == 2)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 import SampleImages
+import TestHarness
 import Testing
 
 /// A 50 MiB attachment through the real daemon and `prefsctl`, byte for byte, with the daemon's
@@ -37,30 +38,30 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func fiftyMebibytesUpAndDownWithFlatMemory() async throws {
         let daemon = try await Daemon()
         let pid = try #require(daemon.process?.processIdentifier)
-        let id = try daemon.prefsctl("drafts", "create", "--account", "alice").output
+        let id = try await daemon.prefsctl("drafts", "create", "--account", "alice").output
         let original = daemon.folder.appending(path: "large.jpg").path
         try Self.writeLargeFile(original, size: Self.size)
-        let digest = try DraftsCLITests.sha256(original)
+        let digest = try await DraftsCLITests.sha256(original)
 
         // Warm up the transfer paths with a small file, so the baseline includes what any upload needs.
         let small = daemon.folder.appending(path: "small.bin").path
         #expect(FileManager.default.createFile(atPath: small, contents: Data(count: 1024 * 1024)))
-        let warm = try daemon.prefsctl("drafts", "attach", id, small).output
-        #expect(try daemon.prefsctl("drafts", "fetch", id, warm, "-o", small + ".copy").status == 0)
+        let warm = try await daemon.prefsctl("drafts", "attach", id, small).output
+        #expect(try await daemon.prefsctl("drafts", "fetch", id, warm, "-o", small + ".copy").status == 0)
         let before = try Self.peakResidentBytes(of: pid)
 
         let started = ContinuousClock.now
-        let attached = try DraftsCLITests.decode(AttachmentResult.self, try daemon.prefsctl("--json", "drafts", "attach", id, original))
+        let attached = try DraftsCLITests.decode(AttachmentResult.self, try await daemon.prefsctl("--json", "drafts", "attach", id, original))
         let uploaded = ContinuousClock.now
         let copy = daemon.folder.appending(path: "copy.jpg").path
-        let fetched = try daemon.prefsctl("drafts", "fetch", id, attached.attachment.id.uuidString, "-o", copy)
+        let fetched = try await daemon.prefsctl("drafts", "fetch", id, attached.attachment.id.uuidString, "-o", copy)
         let downloaded = ContinuousClock.now
         let after = try Self.peakResidentBytes(of: pid)
 
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(attached.attachment.byteSize == Int64(Self.size))
         #expect(attached.attachment.sha256 == digest)
-        #expect(try DraftsCLITests.sha256(copy) == digest)
+        #expect(try await DraftsCLITests.sha256(copy) == digest)
         #expect(attached.attachment.width == 8000 && attached.attachment.height == 6000)
         let rise = after - before
         #expect(rise < 16 * 1024 * 1024, "prefsd's peak resident memory rose by \(rise / 1024) KiB for a 50 MiB transfer")

@@ -468,7 +468,7 @@ import Testing
             socket.send(
                 "GET /v1/drafts/\(draft.id.uuidString)/attachments/\(attachment.id.uuidString)/data HTTP/1.1\r\n"
                     + "Host: prefsd\r\nConnection: close\r\n\r\n")
-            let raw = socket.readToEnd()
+            let raw = await socket.readToEnd()
             let parts = raw.components(separatedBy: "\r\n\r\n")
             let head = parts[0].components(separatedBy: "\r\n")
             #expect(head.first?.hasPrefix("HTTP/1.1 200") == true, "\(upload.filename): \(raw)")

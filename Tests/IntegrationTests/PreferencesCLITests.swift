@@ -1,41 +1,42 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// `prefsctl` against a real `prefsd`: values across scopes, explain, locks, schemas, exit codes.
 @Suite struct PreferencesCLITests {
     @Test func setGetAcrossScopesWithSources() async throws {
         let daemon = try await Daemon()
-        #expect(try daemon.prefsctl("set", "timeline.fontSize", "16", "--scope", "/accounts/alice").status == 0)
-        #expect(try daemon.prefsctl("set", "ui.theme", "dark").status == 0)
+        #expect(try await daemon.prefsctl("set", "timeline.fontSize", "16", "--scope", "/accounts/alice").status == 0)
+        #expect(try await daemon.prefsctl("set", "ui.theme", "dark").status == 0)
 
-        let nested = try daemon.prefsctl("get", "timeline.fontSize", "--scope", "/accounts/alice/threads/42")
+        let nested = try await daemon.prefsctl("get", "timeline.fontSize", "--scope", "/accounts/alice/threads/42")
         #expect(nested.status == 0)
         #expect(nested.output == "16")
         // Bare text is stored as a string and printed bare.
-        #expect(try daemon.prefsctl("get", "ui.theme", "--scope", "/accounts/bob").output == "dark")
+        #expect(try await daemon.prefsctl("get", "ui.theme", "--scope", "/accounts/bob").output == "dark")
 
-        let json = try daemon.prefsctl("--json", "get", "timeline.fontSize", "--scope", "/accounts/alice/threads/42")
+        let json = try await daemon.prefsctl("--json", "get", "timeline.fontSize", "--scope", "/accounts/alice/threads/42")
         let resolved = try JSONDecoder().decode(ResolvedPreference.self, from: Data(json.stdout.utf8))
         #expect(resolved.value == 16)
         #expect(resolved.source == .scope("/accounts/alice"))
         #expect(resolved.scope == "/accounts/alice/threads/42")
 
-        let explained = try daemon.prefsctl("--json", "get", "timeline.fontSize", "--scope", "/accounts/alice/x", "--explain")
+        let explained = try await daemon.prefsctl("--json", "get", "timeline.fontSize", "--scope", "/accounts/alice/x", "--explain")
         let chain = try #require(try JSONDecoder().decode(ResolvedPreference.self, from: Data(explained.stdout.utf8)).chain)
         #expect(chain.map(\.layer.description) == ["scope:/accounts/alice/x", "scope:/accounts/alice", "scope:/accounts", "scope:/"])
         #expect(chain[1].value == 16)
         #expect(chain[0].value == nil)
 
-        let human = try daemon.prefsctl("get", "timeline.fontSize", "--scope", "/accounts/alice/x", "--explain")
+        let human = try await daemon.prefsctl("get", "timeline.fontSize", "--scope", "/accounts/alice/x", "--explain")
         #expect(human.stdout.contains("source: scope:/accounts/alice"))
         #expect(human.stdout.contains("→  scope:/accounts/alice"))
     }
 
     @Test func unsetKeyPrintsNothingAndExits3() async throws {
         let daemon = try await Daemon()
-        let result = try daemon.prefsctl("get", "never.set")
+        let result = try await daemon.prefsctl("get", "never.set")
         #expect(result.status == 3)
         #expect(result.stdout.isEmpty)
     }
@@ -43,35 +44,35 @@ import Testing
     @Test func resetAndRecursiveReset() async throws {
         let daemon = try await Daemon()
         for scope in ["/", "/a", "/a/b", "/c"] {
-            #expect(try daemon.prefsctl("set", "k.v", "\"\(scope)\"", "--scope", scope).status == 0)
+            #expect(try await daemon.prefsctl("set", "k.v", "\"\(scope)\"", "--scope", scope).status == 0)
         }
-        #expect(try daemon.prefsctl("reset", "k.v", "--scope", "/a/b").status == 0)
-        #expect(try daemon.prefsctl("get", "k.v", "--scope", "/a/b").output == "/a")
-        #expect(try daemon.prefsctl("reset", "k.v", "--scope", "/", "--recursive").status == 0)
-        #expect(try daemon.prefsctl("get", "k.v", "--scope", "/c").status == 3)
+        #expect(try await daemon.prefsctl("reset", "k.v", "--scope", "/a/b").status == 0)
+        #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/a/b").output == "/a")
+        #expect(try await daemon.prefsctl("reset", "k.v", "--scope", "/", "--recursive").status == 0)
+        #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/c").status == 3)
     }
 
     @Test func lockPinsTheLockScopesValueAndRefusesSetsBelowIt() async throws {
         let daemon = try await Daemon()
-        _ = try daemon.prefsctl("set", "net.proxy", "corp", "--scope", "/accounts")
-        _ = try daemon.prefsctl("set", "net.proxy", "mine", "--scope", "/accounts/alice")
-        #expect(try daemon.prefsctl("lock", "net.proxy", "--scope", "/accounts").status == 0)
+        _ = try await daemon.prefsctl("set", "net.proxy", "corp", "--scope", "/accounts")
+        _ = try await daemon.prefsctl("set", "net.proxy", "mine", "--scope", "/accounts/alice")
+        #expect(try await daemon.prefsctl("lock", "net.proxy", "--scope", "/accounts").status == 0)
 
-        let below = try daemon.prefsctl("set", "net.proxy", "other", "--scope", "/accounts/alice/x")
+        let below = try await daemon.prefsctl("set", "net.proxy", "other", "--scope", "/accounts/alice/x")
         #expect(below.status == 4)
         #expect(below.stderr.contains("locked at /accounts"))
-        let json = try daemon.prefsctl("--json", "get", "net.proxy", "--scope", "/accounts/alice")
+        let json = try await daemon.prefsctl("--json", "get", "net.proxy", "--scope", "/accounts/alice")
         let resolved = try JSONDecoder().decode(ResolvedPreference.self, from: Data(json.stdout.utf8))
         #expect(resolved.value == "corp")
         #expect(resolved.source == .lock("/accounts"))
 
         // At the lock's own scope the value can change; everyone below follows.
-        #expect(try daemon.prefsctl("set", "net.proxy", "corp2", "--scope", "/accounts").status == 0)
-        #expect(try daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "corp2")
+        #expect(try await daemon.prefsctl("set", "net.proxy", "corp2", "--scope", "/accounts").status == 0)
+        #expect(try await daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "corp2")
 
-        #expect(try daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 0)
-        #expect(try daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "mine")
-        #expect(try daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 3)
+        #expect(try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 0)
+        #expect(try await daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "mine")
+        #expect(try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 3)
     }
 
     @Test func schemasFromFileAndCLIRefuseBadValues() async throws {
@@ -86,37 +87,37 @@ import Testing
         ).write(to: schemaFile)
         let daemon = try await Daemon(arguments: ["--schema", schemaFile.path, "--strict"], folder: folder)
 
-        let json = try daemon.prefsctl("--json", "get", "timeline.fontSize")
+        let json = try await daemon.prefsctl("--json", "get", "timeline.fontSize")
         #expect(try JSONDecoder().decode(ResolvedPreference.self, from: Data(json.stdout.utf8)).source == .default)
-        #expect(try daemon.prefsctl("get", "timeline.fontSize").output == "14")
+        #expect(try await daemon.prefsctl("get", "timeline.fontSize").output == "14")
 
         for (value, reason) in [("100", "at most 72"), ("\"big\"", "of type int"), ("14.5", "of type int")] {
-            let refused = try daemon.prefsctl("set", "timeline.fontSize", value)
+            let refused = try await daemon.prefsctl("set", "timeline.fontSize", value)
             #expect(refused.status == 1)
             #expect(refused.stderr.contains(reason))
         }
-        #expect(try daemon.prefsctl("set", "timeline.mode", "wide").stderr.contains("one of"))
-        let strict = try daemon.prefsctl("set", "no.schema", "1")
+        #expect(try await daemon.prefsctl("set", "timeline.mode", "wide").stderr.contains("one of"))
+        let strict = try await daemon.prefsctl("set", "no.schema", "1")
         #expect(strict.status == 1)
         #expect(strict.stderr.contains("--strict"))
-        #expect(try daemon.prefsctl("get", "timeline.fontSize").output == "14")
+        #expect(try await daemon.prefsctl("get", "timeline.fontSize").output == "14")
 
         let extra = folder.appending(path: "extra.json")
         try Data(#"{"ui.theme": {"type": "string", "maxLength": 5}}"#.utf8).write(to: extra)
-        #expect(try daemon.prefsctl("schema", "load", extra.path).status == 0)
-        #expect(try daemon.prefsctl("set", "ui.theme", "toolong").stderr.contains("at most 5 characters"))
-        #expect(try daemon.prefsctl("set", "ui.theme", "dark").status == 0)
-        #expect(try daemon.prefsctl("schema", "show", "ui.theme").stdout.contains("\"maxLength\" : 5"))
-        #expect(try daemon.prefsctl("schema", "list").stdout.contains("timeline.mode"))
-        #expect(try daemon.prefsctl("schema", "show", "nope.nope").status == 3)
+        #expect(try await daemon.prefsctl("schema", "load", extra.path).status == 0)
+        #expect(try await daemon.prefsctl("set", "ui.theme", "toolong").stderr.contains("at most 5 characters"))
+        #expect(try await daemon.prefsctl("set", "ui.theme", "dark").status == 0)
+        #expect(try await daemon.prefsctl("schema", "show", "ui.theme").stdout.contains("\"maxLength\" : 5"))
+        #expect(try await daemon.prefsctl("schema", "list").stdout.contains("timeline.mode"))
+        #expect(try await daemon.prefsctl("schema", "show", "nope.nope").status == 3)
     }
 
     @Test func listShowsEffectiveValuesWithSources() async throws {
         let daemon = try await Daemon(arguments: ["--override", "ui.debug=true"])
-        _ = try daemon.prefsctl("set", "ui.theme", "dark")
-        _ = try daemon.prefsctl("set", "ui.font", "mono", "--scope", "/accounts/alice")
-        _ = try daemon.prefsctl("set", "other.key", "1")
-        let human = try daemon.prefsctl("list", "--scope", "/accounts/alice", "--prefix", "ui.")
+        _ = try await daemon.prefsctl("set", "ui.theme", "dark")
+        _ = try await daemon.prefsctl("set", "ui.font", "mono", "--scope", "/accounts/alice")
+        _ = try await daemon.prefsctl("set", "other.key", "1")
+        let human = try await daemon.prefsctl("list", "--scope", "/accounts/alice", "--prefix", "ui.")
         let lines = human.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         #expect(lines.map { $0.first.map(String.init) } == ["KEY", "ui.debug", "ui.font", "ui.theme"])
         #expect(lines[1].last == "override")
@@ -126,45 +127,45 @@ import Testing
 
     @Test func dumpAndLoadRoundTripExactly() async throws {
         let source = try await Daemon()
-        _ = try source.prefsctl("set", "a.b", #"{"x": [1, 2.5, "s"], "y": null}"#, "--scope", "/accounts/alice")
-        _ = try source.prefsctl("set", "a.c", "true")
-        _ = try source.prefsctl("lock", "a.c", "--scope", "/accounts")
-        let dump = try source.prefsctl("dump")
+        _ = try await source.prefsctl("set", "a.b", #"{"x": [1, 2.5, "s"], "y": null}"#, "--scope", "/accounts/alice")
+        _ = try await source.prefsctl("set", "a.c", "true")
+        _ = try await source.prefsctl("lock", "a.c", "--scope", "/accounts")
+        let dump = try await source.prefsctl("dump")
         #expect(dump.status == 0)
 
         let target = try await Daemon()
-        let loaded = try CommandResult.run("prefsctl", ["--socket", target.socketPath, "load", "-"], stdin: Data(dump.stdout.utf8))
+        let loaded = try await CommandResult.run("prefsctl", ["--socket", target.socketPath, "load", "-"], stdin: Data(dump.stdout.utf8))
         #expect(loaded.status == 0)
-        #expect(try target.prefsctl("dump").stdout == dump.stdout)
-        #expect(try target.prefsctl("dump", "--scope", "/accounts/alice").stdout.contains("\"/accounts/alice\""))
+        #expect(try await target.prefsctl("dump").stdout == dump.stdout)
+        #expect(try await target.prefsctl("dump", "--scope", "/accounts/alice").stdout.contains("\"/accounts/alice\""))
     }
 
     @Test func malformedDumpAppliesNothing() async throws {
         let daemon = try await Daemon()
         let bad = #"{"format": 1, "scope": "/", "schemas": {}, "locks": [], "values": [{"key": "ok.key", "scope": "/", "value": 1}, {"key": "Bad", "scope": "/", "value": 2}]}"#
-        let result = try CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "load", "-"], stdin: Data(bad.utf8))
+        let result = try await CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "load", "-"], stdin: Data(bad.utf8))
         #expect(result.status == 1)
-        #expect(try daemon.prefsctl("get", "ok.key").status == 3)
-        let garbage = try CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "load", "-"], stdin: Data("{not json".utf8))
+        #expect(try await daemon.prefsctl("get", "ok.key").status == 3)
+        let garbage = try await CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "load", "-"], stdin: Data("{not json".utf8))
         #expect(garbage.status == 1)
         #expect(try await daemon.client.status().revision == 0)
     }
 
     @Test func statusReportsTheDatabaseAndCounts() async throws {
         let daemon = try await Daemon()
-        _ = try daemon.prefsctl("set", "a.b", "1")
-        let json = try daemon.prefsctl("--json", "status")
+        _ = try await daemon.prefsctl("set", "a.b", "1")
+        let json = try await daemon.prefsctl("--json", "status")
         let status = try JSONDecoder().decode(ServiceStatus.self, from: Data(json.stdout.utf8))
         #expect(status.database == daemon.databasePath)
         #expect(status.revision == 1)
         #expect(status.counts.values == 1)
-        #expect(try daemon.prefsctl("status").stdout.contains(daemon.databasePath))
+        #expect(try await daemon.prefsctl("status").stdout.contains(daemon.databasePath))
     }
 
-    @Test func usageErrorsExit2AndUnreachableDaemonExits69() throws {
-        #expect(try CommandResult.run("prefsctl", ["frobnicate"]).status == 2)
-        #expect(try CommandResult.run("prefsctl", ["get"]).status == 2)
-        let missing = try CommandResult.run("prefsctl", ["--socket", "/tmp/prefsd-missing-\(UUID().uuidString.prefix(6)).sock", "get", "a.b"])
+    @Test func usageErrorsExit2AndUnreachableDaemonExits69() async throws {
+        #expect(try await CommandResult.run("prefsctl", ["frobnicate"]).status == 2)
+        #expect(try await CommandResult.run("prefsctl", ["get"]).status == 2)
+        let missing = try await CommandResult.run("prefsctl", ["--socket", "/tmp/prefsd-missing-\(UUID().uuidString.prefix(6)).sock", "get", "a.b"])
         #expect(missing.status == 69)
         #expect(missing.stderr.contains("Start the daemon with `prefsd`"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestHarness
 import Testing
 
 /// `prefsctl get` has two parsers: a hand-written one for the plain forms (QuickGet, for start-up
@@ -8,8 +9,8 @@ import Testing
 @Suite struct QuickGetTests {
     @Test func bothParsersAnswerAlike() async throws {
         let daemon = try await Daemon()
-        _ = try daemon.prefsctl("set", "k.v", "\"top\"")
-        _ = try daemon.prefsctl("set", "k.v", "{\"n\":[1,2.5,null]}", "--scope", "/accounts/al@ice")
+        _ = try await daemon.prefsctl("set", "k.v", "\"top\"")
+        _ = try await daemon.prefsctl("set", "k.v", "{\"n\":[1,2.5,null]}", "--scope", "/accounts/al@ice")
         let cases: [(quick: [String], full: [String])] = [
             (["get", "k.v"], ["get", "k.v", "--scope=/"]),
             (["get", "k.v", "--scope", "/accounts/al@ice/x"], ["get", "k.v", "--scope=/accounts/al@ice/x"]),
@@ -20,28 +21,28 @@ import Testing
             (["get", "Not A Key"], ["get", "Not A Key", "--scope=/"]),
         ]
         for (quick, full) in cases {
-            let quickResult = try daemon.prefsctl(quick)
-            let fullResult = try daemon.prefsctl(full)
+            let quickResult = try await daemon.prefsctl(quick)
+            let fullResult = try await daemon.prefsctl(full)
             #expect(quickResult.status == fullResult.status, "\(quick)")
             #expect(quickResult.stdout == fullResult.stdout, "\(quick)")
             #expect(quickResult.stderr == fullResult.stderr, "\(quick)")
         }
-        #expect(try daemon.prefsctl("get", "k.v", "--scope", "/accounts/al@ice").output == #"{"n":[1,2.5,null]}"#)
-        #expect(try daemon.prefsctl("get", "never.set").status == 3)
+        #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/accounts/al@ice").output == #"{"n":[1,2.5,null]}"#)
+        #expect(try await daemon.prefsctl("get", "never.set").status == 3)
     }
 
-    @Test func aMissingDaemonIsReportedAlike() throws {
+    @Test func aMissingDaemonIsReportedAlike() async throws {
         let socket = "/tmp/prefsd-missing-\(UUID().uuidString.prefix(6)).sock"
-        let quick = try CommandResult.run("prefsctl", ["--socket", socket, "get", "a.b"])
-        let full = try CommandResult.run("prefsctl", ["--socket=\(socket)", "get", "a.b"])
+        let quick = try await CommandResult.run("prefsctl", ["--socket", socket, "get", "a.b"])
+        let full = try await CommandResult.run("prefsctl", ["--socket=\(socket)", "get", "a.b"])
         #expect(quick.status == 69)
         #expect(quick.status == full.status)
         #expect(quick.stderr == full.stderr)
     }
 
-    @Test func unusualCommandLinesStillGetArgumentParsersUsageErrors() throws {
+    @Test func unusualCommandLinesStillGetArgumentParsersUsageErrors() async throws {
         for arguments in [["get"], ["get", "a.b", "c.d"], ["get", "a.b", "--scope", "no-slash"], ["get", "a.b", "--bogus"]] {
-            let result = try CommandResult.run("prefsctl", arguments)
+            let result = try await CommandResult.run("prefsctl", arguments)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains("Usage") || result.stderr.contains("Error"), "\(arguments)")
         }

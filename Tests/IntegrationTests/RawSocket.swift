@@ -2,10 +2,11 @@
 import Glibc
 #endif
 import Foundation
+import TestHarness
 
 /// A bare Unix-socket (or TCP) connection that reads only when told to: a watcher that falls
 /// behind, or a client of the TCP listener.
-final class RawSocket {
+final class RawSocket: Sendable {
     private let descriptor: Int32
 
     init(path: String) throws {
@@ -51,16 +52,18 @@ final class RawSocket {
         _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Reads until the peer closes (or 10 s pass without data).
-    func readToEnd() -> String {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            data.append(contentsOf: buffer[0..<count])
+    /// Reads until the peer closes (or 10 s pass without data), on a thread of its own.
+    func readToEnd() async -> String {
+        await onOwnThread {
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = recv(self.descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+            }
+            return String(decoding: data, as: UTF8.self)
         }
-        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 /// The same scenario against `EmbeddedStore` and against `PrefsClient` talking to a real
@@ -73,21 +74,21 @@ import Testing
     }
 
     @Test func embeddedStoreAndDaemonClientAgreeExactly() async throws {
-        let store = try EmbeddedStore.temporary()
-        defer { store.close() }
-        let daemon = try await Daemon()
+        try await withStore(EmbeddedStore.temporary()) { store in
+            let daemon = try await Daemon()
 
-        let embedded = try await Self.run(store)
-        let remote = try await Self.run(daemon.client)
-        #expect(embedded.results == remote.results)
-        #expect(embedded.errors == remote.errors)
-        #expect(embedded.errors == [.invalidValue, .locked, .invalidValue, .notFound])
-        #expect(embedded.reads == remote.reads)
-        #expect(embedded.listed == remote.listed)
-        #expect(embedded.dump == remote.dump)
-        #expect(embedded.rawEvents == remote.rawEvents)
-        #expect(embedded.scopedEvents == remote.scopedEvents)
-        #expect(embedded.rawEvents.map(\.revision) == Array(1...Int64(embedded.rawEvents.count)))
-        #expect(embedded.scopedEvents.map(\.value) == [3, 5, 3, 8])
+            let embedded = try await Self.run(store)
+            let remote = try await Self.run(daemon.client)
+            #expect(embedded.results == remote.results)
+            #expect(embedded.errors == remote.errors)
+            #expect(embedded.errors == [.invalidValue, .locked, .invalidValue, .notFound])
+            #expect(embedded.reads == remote.reads)
+            #expect(embedded.listed == remote.listed)
+            #expect(embedded.dump == remote.dump)
+            #expect(embedded.rawEvents == remote.rawEvents)
+            #expect(embedded.scopedEvents == remote.scopedEvents)
+            #expect(embedded.rawEvents.map(\.revision) == Array(1...Int64(embedded.rawEvents.count)))
+            #expect(embedded.scopedEvents.map(\.value) == [3, 5, 3, 8])
+        }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import PrefsKit
+import TestHarness
 import Testing
 
 /// `prefsd --listen`: the API on loopback TCP, for bearers of the token only.
@@ -25,12 +26,12 @@ import Testing
     }
 
     /// One request over TCP; the whole answer (the connection is closed after it).
-    static func request(_ port: UInt16, _ target: String, authorization: String?) throws -> String {
+    static func request(_ port: UInt16, _ target: String, authorization: String?) async throws -> String {
         let socket = try RawSocket(tcpPort: port)
         socket.send(
             "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
                 + (authorization.map { "Authorization: \($0)\r\n" } ?? "") + "\r\n")
-        return socket.readToEnd()
+        return await socket.readToEnd()
     }
 
     @Test func onlyTheTokenGetsIn() async throws {
@@ -44,43 +45,43 @@ import Testing
         try await daemon.client.set("secret.key", to: "v")
         var answer = ""
         for _ in 0..<100 {  // the TCP listener may start a moment after the socket
-            answer = (try? Self.request(port, "/v1/prefs/secret.key", authorization: "Bearer s3cret-t0ken")) ?? ""
+            answer = (try? await Self.request(port, "/v1/prefs/secret.key", authorization: "Bearer s3cret-t0ken")) ?? ""
             if !answer.isEmpty { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.contains(#""value":"v""#))
         for refused in [nil, "Bearer s3cret-t0ke", "Bearer s3cret-t0ken2", "bearer s3cret-t0ken", "Basic czNjcmV0"] {
-            let answer = try Self.request(port, "/v1/prefs/secret.key", authorization: refused)
+            let answer = try await Self.request(port, "/v1/prefs/secret.key", authorization: refused)
             #expect(answer.hasPrefix("HTTP/1.1 401"), "\(refused ?? "no header")")
             #expect(answer.contains(#"{"error":{"code":"unauthorized","message":"Unauthorized."}}"#))
             #expect(!answer.contains(#""value""#))
         }
     }
 
-    @Test func unsafeSetupsAreRefusedAtStart() throws {
+    @Test func unsafeSetupsAreRefusedAtStart() async throws {
         let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let tokenFile = folder.appending(path: "token").path
         try "t0ken".write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        let prefsd = Daemon.binaries.appending(path: "prefsd").path
-        func start(_ listen: String, _ extra: [String] = []) throws -> CommandResult {
-            try CommandResult.runTool(
+        let prefsd = CommandResult.binaries.appending(path: "prefsd").path
+        func start(_ listen: String, _ extra: [String] = []) async throws -> CommandResult {
+            try await CommandResult.runTool(
                 prefsd,
                 ["--db", folder.appending(path: "p.sqlite").path, "--socket", folder.appending(path: "s.sock").path,
                  "--listen", listen, "--token-file", tokenFile] + extra)
         }
         chmod(tokenFile, 0o644)
-        let readable = try start("127.0.0.1:\(Self.freePort())")
+        let readable = try await start("127.0.0.1:\(Self.freePort())")
         #expect(readable.status == 1)
         #expect(readable.stderr.contains("chmod 600"))
         chmod(tokenFile, 0o600)
-        let exposed = try start("0.0.0.0:\(Self.freePort())")
+        let exposed = try await start("0.0.0.0:\(Self.freePort())")
         #expect(exposed.status == 1)
         #expect(exposed.stderr.contains("not a loopback address"))
         #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "p.sqlite").path))
-        let noToken = try CommandResult.runTool(prefsd, ["--listen", "127.0.0.1:1"])
+        let noToken = try await CommandResult.runTool(prefsd, ["--listen", "127.0.0.1:1"])
         #expect(noToken.status != 0)
         #expect(noToken.stderr.contains("--listen and --token-file go together"))
     }

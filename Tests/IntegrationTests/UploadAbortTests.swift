@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// An upload the client abandons midway, or one a crash cuts off, leaves nothing: no
@@ -49,7 +50,7 @@ import Testing
         #expect(after.attachments.isEmpty)
         #expect(after.revision == 2)
         #expect(upload.staged.isEmpty)
-        let blobs = try CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob"])
+        let blobs = try await CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob"])
         #expect(blobs.output == "0")
     }
 
@@ -58,7 +59,7 @@ import Testing
         let draft = try await daemon.client.createDraft(DraftInput(account: "alice", text: "x"))
         let upload = try await HalfSentUpload(to: draft, on: daemon)
         #expect(upload.staged.count == 1)
-        daemon.kill()
+        await daemon.kill()
         #expect(upload.staged.count == 1)  // the crash left it
         try await daemon.start()
         #expect(upload.staged.isEmpty)

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// Watches over the real daemon: precise, ordered, resumable, and never silently lossy.
@@ -106,7 +107,7 @@ import Testing
         }
 
         // After a restart, a watcher resuming from revision 6 000 gets exactly the rest.
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         try await daemon.start()
         let restarted = daemon.client
         let afterRestart = try await Self.collect(
@@ -139,7 +140,7 @@ import Testing
         let kept = try await Self.collect(client.watch(WatchRequest(keys: ["c.key"], since: 20)), count: 10)
         #expect(kept.map(\.revision) == Array(21...30))
 
-        let cli = try daemon.prefsctl("watch", "c.key", "--since", "3", "--count", "1")
+        let cli = try await daemon.prefsctl("watch", "c.key", "--since", "3", "--count", "1")
         #expect(cli.status == 1)
         #expect(cli.stderr.contains("compacted"))
     }
@@ -159,7 +160,7 @@ import Testing
         }
         #expect(try await fast.value.count == 10_000)
 
-        let events = parseEvents(slow.readToEnd())
+        let events = parseEvents(await slow.readToEnd())
         let last = try #require(events.last)
         #expect(last.event == "overflow")
         #expect(events.count < 10_000)
@@ -186,8 +187,8 @@ import Testing
         let socket = try RawSocket(path: daemon.socketPath)
         socket.send("GET /v1/watch?key=p.key HTTP/1.1\r\nHost: prefsd\r\nLast-Event-ID: 1\r\n\r\n")
         try await Task.sleep(for: .milliseconds(300))
-        #expect(daemon.stop() == 0)
-        let events = parseEvents(socket.readToEnd())
+        #expect(await daemon.stop() == 0)
+        let events = parseEvents(await socket.readToEnd())
         #expect(events.first?.event == "set")
         #expect(events.first?.id == 2)
         #expect(events.last?.event == "shutdown")
@@ -195,10 +196,10 @@ import Testing
 
     @Test func prefsctlWatchPrintsOneLinePerEventAndStops() async throws {
         let daemon = try await Daemon()
-        _ = try daemon.prefsctl("set", "cli.key", "1")
-        _ = try daemon.prefsctl("set", "cli.other", "x")
-        _ = try daemon.prefsctl("set", "cli.key", "2", "--scope", "/s")
-        let json = try daemon.prefsctl("--json", "watch", "cli.key", "--since", "0", "--count", "2")
+        _ = try await daemon.prefsctl("set", "cli.key", "1")
+        _ = try await daemon.prefsctl("set", "cli.other", "x")
+        _ = try await daemon.prefsctl("set", "cli.key", "2", "--scope", "/s")
+        let json = try await daemon.prefsctl("--json", "watch", "cli.key", "--since", "0", "--count", "2")
         #expect(json.status == 0)
         let lines = json.stdout.split(separator: "\n")
         #expect(lines.count == 2)
@@ -206,10 +207,10 @@ import Testing
         #expect(events.map(\.revision) == [1, 3])
         #expect(events[1].scope == "/s")
 
-        let human = try daemon.prefsctl("watch", "--prefix", "cli.", "--since", "0", "--count", "3")
+        let human = try await daemon.prefsctl("watch", "--prefix", "cli.", "--since", "0", "--count", "3")
         #expect(human.stdout.split(separator: "\n") == ["1  set  cli.key  /  1", "2  set  cli.other  /  x", "3  set  cli.key  /s  2"])
 
-        let timedOut = try daemon.prefsctl("watch", "cli.key", "--timeout", "0.3")
+        let timedOut = try await daemon.prefsctl("watch", "cli.key", "--timeout", "0.3")
         #expect(timedOut.status == 0)
         #expect(timedOut.stdout.isEmpty)
     }

@@ -19,14 +19,14 @@ import Testing
             await observed.projectedValue.loaded()
             let modes = ChangeCounter { _ = model.mode }
 
-            if crash { daemon.kill() } else { #expect(daemon.stop() == 0) }
+            if crash { await daemon.kill() } else { #expect(await daemon.stop() == 0) }
             // While it is away, nothing is lost: the changes below happen before it answers again.
             let offline = try EmbeddedStore(path: daemon.databasePath)
             try await offline.set(\.statusMode, .expanded, scope: "/accounts")
             var patch = DraftPatch()
             patch.text = .set("after")
             _ = try await offline.updateDraft(draft.id, patch, ifRevision: nil)
-            offline.close()
+            await offline.closeWithoutBlocking()
             try await daemon.start()
 
             #expect(await modes.changes(atLeast: 1) == 1)

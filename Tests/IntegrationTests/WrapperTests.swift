@@ -4,6 +4,7 @@ import PrefsClient
 import PrefsKit
 import PrefsStore
 import Synchronization
+import TestHarness
 import Testing
 
 enum StatusMode: String, Codable, CaseIterable, Sendable {
@@ -84,9 +85,7 @@ enum Backend: String, CaseIterable, Sendable {
     func run(_ body: (any PrefsService) async throws -> Void) async throws {
         switch self {
         case .embedded:
-            let store = try EmbeddedStore.temporary()
-            defer { store.close() }
-            try await body(store)
+            try await withStore(EmbeddedStore.temporary()) { store in try await body(store) }
         case .daemon:
             let daemon = try await Daemon()
             try await body(daemon.client)
@@ -201,27 +200,27 @@ enum Backend: String, CaseIterable, Sendable {
             @ScopeOrLocal(\.scope) var scope: ScopePath
             @ScopeOrLocal(wrappedValue: "/fixed") var fixed: ScopePath
         }
-        let store = try EmbeddedStore.temporary()
-        defer { store.close() }
-        try await withPrefs(store, scope: "/accounts/alice") {
-            let holder = Holder()
-            #expect(holder.scope == "/accounts/alice" && !holder.$scope)
-            try await withPrefs(scope: "threads/1") {  // read where it is used, like @Environment
-                #expect(holder.scope == "/accounts/alice/threads/1")
+        try await withStore(EmbeddedStore.temporary()) { store in
+            try await withPrefs(store, scope: "/accounts/alice") {
+                let holder = Holder()
+                #expect(holder.scope == "/accounts/alice" && !holder.$scope)
+                try await withPrefs(scope: "threads/1") {  // read where it is used, like @Environment
+                    #expect(holder.scope == "/accounts/alice/threads/1")
+                }
+                #expect(holder.fixed == "/fixed" && holder.$fixed)
             }
-            #expect(holder.fixed == "/fixed" && holder.$fixed)
         }
     }
 
     @Test func wrappersWorkWithObservations() async throws {
-        let store = try EmbeddedStore.temporary()
-        defer { store.close() }
-        try await withPrefs(store, scope: "/accounts/alice") {
-            nonisolated(unsafe) let model = TimelineModel()
-            var modes = Observations { model.mode }.makeAsyncIterator()
-            #expect(await modes.next() == .collapsed)
-            try await store.set(\.statusMode, .expanded, scope: "/accounts")
-            #expect(await modes.next() == .expanded)
+        try await withStore(EmbeddedStore.temporary()) { store in
+            try await withPrefs(store, scope: "/accounts/alice") {
+                nonisolated(unsafe) let model = TimelineModel()
+                var modes = Observations { model.mode }.makeAsyncIterator()
+                #expect(await modes.next() == .collapsed)
+                try await store.set(\.statusMode, .expanded, scope: "/accounts")
+                #expect(await modes.next() == .expanded)
+            }
         }
     }
 
@@ -292,30 +291,30 @@ enum Backend: String, CaseIterable, Sendable {
     }
 
     @Test func contextsNestAndNarrowTheScope() async throws {
-        let store = try EmbeddedStore.temporary()
-        defer { store.close() }
-        try await store.set(\.fontSize, 12, scope: "/accounts")
-        try await store.set(\.fontSize, 16, scope: "/accounts/alice/threads/42")
-        try await withPrefs(store, scope: "/accounts") {
-            #expect(PrefsContext.current?.scope == "/accounts")
-            #expect(PrefsContext.required[\.fontSize] == 12)
-            try await withPrefs(scope: "alice/threads/42") {
-                #expect(PrefsContext.current?.scope == "/accounts/alice/threads/42")
-                let (value, source) = PrefsContext.required.value(of: TypedKey(\.fontSize))
-                #expect(value == 16 && source == .scope("/accounts/alice/threads/42"))
-            }
-            try await withPrefs(scope: "/accounts/bob") {
+        try await withStore(EmbeddedStore.temporary()) { store in
+            try await store.set(\.fontSize, 12, scope: "/accounts")
+            try await store.set(\.fontSize, 16, scope: "/accounts/alice/threads/42")
+            try await withPrefs(store, scope: "/accounts") {
+                #expect(PrefsContext.current?.scope == "/accounts")
                 #expect(PrefsContext.required[\.fontSize] == 12)
-                #expect(PrefsContext.required.value(of: TypedKey(\.fontSize)).source == .scope("/accounts"))
+                try await withPrefs(scope: "alice/threads/42") {
+                    #expect(PrefsContext.current?.scope == "/accounts/alice/threads/42")
+                    let (value, source) = PrefsContext.required.value(of: TypedKey(\.fontSize))
+                    #expect(value == 16 && source == .scope("/accounts/alice/threads/42"))
+                }
+                try await withPrefs(scope: "/accounts/bob") {
+                    #expect(PrefsContext.required[\.fontSize] == 12)
+                    #expect(PrefsContext.required.value(of: TypedKey(\.fontSize)).source == .scope("/accounts"))
+                }
+                await #expect(throws: PrefsError.self) { try await withPrefs(scope: "/elsewhere") {} }
+                #expect(PrefsContext.current?.scope == "/accounts")
             }
-            await #expect(throws: PrefsError.self) { try await withPrefs(scope: "/elsewhere") {} }
-            #expect(PrefsContext.current?.scope == "/accounts")
+            #expect(PrefsContext.current == nil)
+            let typed = try await store.resolve(\.fontSize, scope: "/accounts/bob")
+            #expect(typed.value == 12 && typed.source == .scope("/accounts"))
+            #expect(try await store.schemas().isEmpty)
+            try await store.register(keys: [StatusModeKey.self])
+            #expect(try await store.schemas()["timeline.statusMode"]?.choices == ["collapsed", "expanded"])
         }
-        #expect(PrefsContext.current == nil)
-        let typed = try await store.resolve(\.fontSize, scope: "/accounts/bob")
-        #expect(typed.value == 12 && typed.source == .scope("/accounts"))
-        #expect(try await store.schemas().isEmpty)
-        try await store.register(keys: [StatusModeKey.self])
-        #expect(try await store.schemas()["timeline.statusMode"]?.choices == ["collapsed", "expanded"])
     }
 }

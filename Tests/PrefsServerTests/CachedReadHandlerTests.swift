@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOHTTPTypes
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @testable import PrefsServer
@@ -41,68 +42,68 @@ import Testing
     }
 
     @Test func answersPlainReadsFromTheStoreExactlyAsTheRouteWould() async throws {
-        let store = try EmbeddedStore.temporary()
-        try await store.set("k.v", to: ["b": [1, "x"], "a": nil], scope: "/accounts/al@ice")
-        let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            try await store.set("k.v", to: ["b": [1, "x"], "a": nil], scope: "/accounts/al@ice")
+            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
 
-        let resolved = try await store.resolve("k.v", scope: "/accounts/al@ice/x", explain: false)
-        let expected = try #require(resolved.compactWireJSON)
-        #expect(try Self.send(Self.get("/v1/prefs/k.v?scope=%2Faccounts%2Fal%40ice%2Fx"), to: channel) == .answered(status: .ok, body: expected, close: false))
-        #expect(try Self.send(Self.get("/v1/prefs/k.v?scope=/accounts/al@ice/x"), to: channel) == .answered(status: .ok, body: expected, close: false))
-        // Unset, at the root scope by default.
-        let unset = try #require(try await store.resolve("never.set", scope: "/", explain: false).compactWireJSON)
-        #expect(try Self.send(Self.get("/v1/prefs/never.set"), to: channel) == .answered(status: .ok, body: unset, close: false))
-        // A one-shot client's read is answered, then the connection closes.
-        let closing = try Self.send(Self.get("/v1/prefs/never.set", headers: [.connection: "close"]), to: channel)
-        #expect(closing == .answered(status: .ok, body: unset, close: true))
-        store.close()
+            let resolved = try await store.resolve("k.v", scope: "/accounts/al@ice/x", explain: false)
+            let expected = try #require(resolved.compactWireJSON)
+            #expect(try Self.send(Self.get("/v1/prefs/k.v?scope=%2Faccounts%2Fal%40ice%2Fx"), to: channel) == .answered(status: .ok, body: expected, close: false))
+            #expect(try Self.send(Self.get("/v1/prefs/k.v?scope=/accounts/al@ice/x"), to: channel) == .answered(status: .ok, body: expected, close: false))
+            // Unset, at the root scope by default.
+            let unset = try #require(try await store.resolve("never.set", scope: "/", explain: false).compactWireJSON)
+            #expect(try Self.send(Self.get("/v1/prefs/never.set"), to: channel) == .answered(status: .ok, body: unset, close: false))
+            // A one-shot client's read is answered, then the connection closes.
+            let closing = try Self.send(Self.get("/v1/prefs/never.set", headers: [.connection: "close"]), to: channel)
+            #expect(closing == .answered(status: .ok, body: unset, close: true))
+        }
     }
 
     @Test func leavesEverythingElseToTheRouter() async throws {
-        let store = try EmbeddedStore.temporary()
-        let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
-        let others: [HTTPRequest] = [
-            Self.get("/v1/prefs/k.v?scope=/a&explain=1"),  // another parameter
-            Self.get("/v1/prefs/k.v?explain=1"),
-            Self.get("/v1/prefs/k.v?scope=/a+b"),  // '+' the router may read as a space
-            Self.get("/v1/prefs/k.v?scope=%zz"),  // a bad escape
-            Self.get("/v1/prefs/Not%20A%20Key"),  // an invalid key: the router words the error
-            Self.get("/v1/prefs/k.v?scope=no-slash"),  // an invalid scope
-            Self.get("/v1/prefs"),  // the list
-            Self.get("/v1/prefs/a/b"),
-            Self.get("/v1/status"),
-            Self.get("/v1/prefs/k.v", headers: [.connection: "upgrade"]),
-            HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
-            HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
-        ]
-        for request in others {
-            #expect(try Self.send(request, to: channel) == .passedOn(parts: 2), "\(request)")
-            // The router's answer ends, so the next plain read is the handler's again.
-            try channel.writeOutbound(HTTPResponsePart.end(nil))
-            _ = try channel.readOutbound(as: HTTPResponsePart.self)
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+            let others: [HTTPRequest] = [
+                Self.get("/v1/prefs/k.v?scope=/a&explain=1"),  // another parameter
+                Self.get("/v1/prefs/k.v?explain=1"),
+                Self.get("/v1/prefs/k.v?scope=/a+b"),  // '+' the router may read as a space
+                Self.get("/v1/prefs/k.v?scope=%zz"),  // a bad escape
+                Self.get("/v1/prefs/Not%20A%20Key"),  // an invalid key: the router words the error
+                Self.get("/v1/prefs/k.v?scope=no-slash"),  // an invalid scope
+                Self.get("/v1/prefs"),  // the list
+                Self.get("/v1/prefs/a/b"),
+                Self.get("/v1/status"),
+                Self.get("/v1/prefs/k.v", headers: [.connection: "upgrade"]),
+                HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
+                HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
+            ]
+            for request in others {
+                #expect(try Self.send(request, to: channel) == .passedOn(parts: 2), "\(request)")
+                // The router's answer ends, so the next plain read is the handler's again.
+                try channel.writeOutbound(HTTPResponsePart.end(nil))
+                _ = try channel.readOutbound(as: HTTPResponsePart.self)
+            }
+            // A read with a body goes to the router whole.
+            #expect(try Self.send(Self.get("/v1/prefs/k.v"), body: "x", to: channel) == .passedOn(parts: 3))
         }
-        // A read with a body goes to the router whole.
-        #expect(try Self.send(Self.get("/v1/prefs/k.v"), body: "x", to: channel) == .passedOn(parts: 3))
-        store.close()
     }
 
     @Test func waitsForTheRoutersAnswerBeforeAnsweringAgain() async throws {
-        let store = try EmbeddedStore.temporary()
-        let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
-        // A write is with the router; a read pipelined behind it must not overtake its answer.
-        #expect(try Self.send(HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"), body: "1", to: channel) == .passedOn(parts: 3))
-        #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))
-        for _ in 0..<2 {
-            try channel.writeOutbound(HTTPResponsePart.end(nil))
-            _ = try channel.readOutbound(as: HTTPResponsePart.self)
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+            // A write is with the router; a read pipelined behind it must not overtake its answer.
+            #expect(try Self.send(HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"), body: "1", to: channel) == .passedOn(parts: 3))
+            #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))
+            for _ in 0..<2 {
+                try channel.writeOutbound(HTTPResponsePart.end(nil))
+                _ = try channel.readOutbound(as: HTTPResponsePart.self)
+            }
+            guard case .answered = try Self.send(Self.get("/v1/prefs/k.v"), to: channel) else {
+                Issue.record("a read on an idle connection was not answered at once")
+                return
+            }
+            // Once the server starts to stop, everything goes to the router (and its quiesce logic).
+            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))
         }
-        guard case .answered = try Self.send(Self.get("/v1/prefs/k.v"), to: channel) else {
-            Issue.record("a read on an idle connection was not answered at once")
-            return
-        }
-        // Once the server starts to stop, everything goes to the router (and its quiesce logic).
-        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))
-        store.close()
     }
 }

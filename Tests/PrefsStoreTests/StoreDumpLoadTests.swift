@@ -1,6 +1,7 @@
 import Foundation
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Store: dump and load")
@@ -29,126 +30,126 @@ struct StoreDumpLoadTests {
 
     @Test("dump, load into a fresh store, dump: the same, byte for byte")
     func roundTrip() async throws {
-        let source = try makeStore()
-        defer { source.close() }
-        try await populate(source)
-        let dump = try await source.dump(scope: .root)
-        #expect(dump.values.count == 6)
-        #expect(dump.locks.count == 2)
-        #expect(dump.schemas.count == 2)
+        try await withStore(makeStore()) { source in
+            try await populate(source)
+            let dump = try await source.dump(scope: .root)
+            #expect(dump.values.count == 6)
+            #expect(dump.locks.count == 2)
+            #expect(dump.schemas.count == 2)
 
-        // Through JSON, as prefsctl dump > file; prefsctl load file would.
-        let wire = try encoded(dump)
-        let target = try makeStore()
-        defer { target.close() }
-        try await target.load(try JSONDecoder().decode(PrefsDump.self, from: wire))
-        let again = try await target.dump(scope: .root)
-        #expect(again == dump)
-        #expect(try encoded(again) == wire)
+            // Through JSON, as prefsctl dump > file; prefsctl load file would.
+            let wire = try encoded(dump)
+            try await withStore(makeStore()) { target in
+                try await target.load(try JSONDecoder().decode(PrefsDump.self, from: wire))
+                let again = try await target.dump(scope: .root)
+                #expect(again == dump)
+                #expect(try encoded(again) == wire)
 
-        // And it resolves the same.
-        for (key, scope) in [
-            ("timeline.fontSize", "/accounts/alice/threads/42"), ("timeline.fontSize", "/accounts/bob/z"),
-            ("timeline.mode", "/accounts/alice/threads/42/x"), ("compose.locked", "/accounts/alice/x"),
-            ("compose.draft", "/q"),
-        ] as [(String, ScopePath)] {
-            let expected = try await source.resolve(key, scope: scope)
-            let actual = try await target.resolve(key, scope: scope)
-            #expect(actual.value == expected.value, "\(key) at \(scope)")
-            #expect(actual.source == expected.source, "\(key) at \(scope)")
+                // And it resolves the same.
+                for (key, scope) in [
+                    ("timeline.fontSize", "/accounts/alice/threads/42"), ("timeline.fontSize", "/accounts/bob/z"),
+                    ("timeline.mode", "/accounts/alice/threads/42/x"), ("compose.locked", "/accounts/alice/x"),
+                    ("compose.draft", "/q"),
+                ] as [(String, ScopePath)] {
+                    let expected = try await source.resolve(key, scope: scope)
+                    let actual = try await target.resolve(key, scope: scope)
+                    #expect(actual.value == expected.value, "\(key) at \(scope)")
+                    #expect(actual.source == expected.source, "\(key) at \(scope)")
+                }
+            }
         }
     }
 
     @Test("A subtree dump has only that subtree's values and locks")
     func subtree() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await populate(store)
-        let alice = try await store.dump(scope: "/accounts/alice")
-        #expect(alice.scope == "/accounts/alice")
-        #expect(
-            alice.values.map { "\($0.key) \($0.scope)" } == [
-                "compose.locked /accounts/alice/x", "timeline.fontSize /accounts/alice",
-                "timeline.mode /accounts/alice/threads/42",
-            ])
-        #expect(alice.locks == [PrefsDump.Lock(key: "compose.locked", scope: "/accounts/alice")])
+        try await withStore(makeStore()) { store in
+            try await populate(store)
+            let alice = try await store.dump(scope: "/accounts/alice")
+            #expect(alice.scope == "/accounts/alice")
+            #expect(
+                alice.values.map { "\($0.key) \($0.scope)" } == [
+                    "compose.locked /accounts/alice/x", "timeline.fontSize /accounts/alice",
+                    "timeline.mode /accounts/alice/threads/42",
+                ])
+            #expect(alice.locks == [PrefsDump.Lock(key: "compose.locked", scope: "/accounts/alice")])
 
-        // A subtree dump loads into a fresh store and dumps back the same.
-        let target = try makeStore()
-        defer { target.close() }
-        try await target.load(alice)
-        #expect(try await target.dump(scope: "/accounts/alice") == alice)
+            // A subtree dump loads into a fresh store and dumps back the same.
+            try await withStore(makeStore()) { target in
+                try await target.load(alice)
+                #expect(try await target.dump(scope: "/accounts/alice") == alice)
+            }
+        }
     }
 
     @Test("A load with one bad entry applies nothing")
     func badEntry() async throws {
-        let source = try makeStore()
-        defer { source.close() }
-        try await populate(source)
-        let good = try await source.dump(scope: .root)
+        try await withStore(makeStore()) { source in
+            try await populate(source)
+            let good = try await source.dump(scope: .root)
 
-        var badValue = good
-        badValue.values.insert(PrefsDump.Value(key: "timeline.fontSize", scope: "/z", value: 500), at: 3)
-        var badKey = good
-        badKey.values.append(PrefsDump.Value(key: "Bad.key", scope: "/", value: 1))
-        var nullValue = good
-        nullValue.values.insert(PrefsDump.Value(key: "n", scope: "/", value: .null), at: 1)
-        var outside = good
-        outside.scope = "/accounts/bob"
-        var badSchema = good
-        badSchema.schemas["x"] = PreferenceSchema(type: .enum)
+            var badValue = good
+            badValue.values.insert(PrefsDump.Value(key: "timeline.fontSize", scope: "/z", value: 500), at: 3)
+            var badKey = good
+            badKey.values.append(PrefsDump.Value(key: "Bad.key", scope: "/", value: 1))
+            var nullValue = good
+            nullValue.values.insert(PrefsDump.Value(key: "n", scope: "/", value: .null), at: 1)
+            var outside = good
+            outside.scope = "/accounts/bob"
+            var badSchema = good
+            badSchema.schemas["x"] = PreferenceSchema(type: .enum)
 
-        let target = try makeStore()
-        defer { target.close() }
-        for (dump, code) in [
-            (badValue, PrefsError.Code.invalidValue), (badKey, .invalidKey), (nullValue, .invalidValue),
-            (outside, .invalidRequest), (badSchema, .invalidSchema),
-        ] {
-            let error = await #expect(throws: PrefsError.self) { try await target.load(dump) }
-            #expect(error?.code == code)
+            try await withStore(makeStore()) { target in
+                for (dump, code) in [
+                    (badValue, PrefsError.Code.invalidValue), (badKey, .invalidKey), (nullValue, .invalidValue),
+                    (outside, .invalidRequest), (badSchema, .invalidSchema),
+                ] {
+                    let error = await #expect(throws: PrefsError.self) { try await target.load(dump) }
+                    #expect(error?.code == code)
+                }
+                let after = try await target.dump(scope: .root)
+                #expect(after.values.isEmpty)
+                #expect(after.locks.isEmpty)
+                #expect(after.schemas.isEmpty)
+                #expect(try await target.status().revision == 0)
+
+                // The good dump still loads after all that.
+                try await target.load(good)
+                #expect(try await target.dump(scope: .root) == good)
+            }
         }
-        let after = try await target.dump(scope: .root)
-        #expect(after.values.isEmpty)
-        #expect(after.locks.isEmpty)
-        #expect(after.schemas.isEmpty)
-        #expect(try await target.status().revision == 0)
-
-        // The good dump still loads after all that.
-        try await target.load(good)
-        #expect(try await target.dump(scope: .root) == good)
     }
 
     @Test("A dump loads back into the store it came from, leaving the same state")
     func loadBackIntoSameStore() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await populate(store)
-        let dump = try await store.dump(scope: .root)
-        try await store.load(dump)
+        try await withStore(makeStore()) { store in
+            try await populate(store)
+            let dump = try await store.dump(scope: .root)
+            try await store.load(dump)
     
-        #expect(try await store.dump(scope: .root) == dump)
+            #expect(try await store.dump(scope: .root) == dump)
+        }
     }
 
     @Test("A dump without locks above values loads back into the same store")
     func loadBackWithoutLocks() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("a", to: 1, scope: "/x")
-        try await store.lock("a", scope: "/x")
-        try await store.set("b", to: [1, 2])
-        let dump = try await store.dump(scope: .root)
-        try await store.set("b", to: 3)
-        try await store.load(dump)
-        #expect(try await store.dump(scope: .root) == dump)
-        #expect(try await store.resolve("b").value == [1, 2])
+        try await withStore(makeStore()) { store in
+            try await store.set("a", to: 1, scope: "/x")
+            try await store.lock("a", scope: "/x")
+            try await store.set("b", to: [1, 2])
+            let dump = try await store.dump(scope: .root)
+            try await store.set("b", to: 3)
+            try await store.load(dump)
+            #expect(try await store.dump(scope: .root) == dump)
+            #expect(try await store.resolve("b").value == [1, 2])
+        }
     }
 
     @Test("A lock outside the dump's scope is refused like a value outside it")
     func lockOutsideScope() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        let dump = PrefsDump(scope: "/accounts/bob", schemas: [:], values: [], locks: [PrefsDump.Lock(key: "k", scope: "/")])
-        let error = await #expect(throws: PrefsError.self) { try await store.load(dump) }
-        #expect(error?.code == .invalidRequest)
+        try await withStore(makeStore()) { store in
+            let dump = PrefsDump(scope: "/accounts/bob", schemas: [:], values: [], locks: [PrefsDump.Lock(key: "k", scope: "/")])
+            let error = await #expect(throws: PrefsError.self) { try await store.load(dump) }
+            #expect(error?.code == .invalidRequest)
+        }
     }
 }

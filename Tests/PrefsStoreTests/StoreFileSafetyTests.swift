@@ -1,6 +1,7 @@
 import Foundation
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Store: files it must not touch")
@@ -46,11 +47,11 @@ struct StoreFileSafetyTests {
         do {
             let store = try EmbeddedStore(path: path, configuration: .forTests())
             try await store.set("k", to: 1)
-            store.close()
+            await store.closeWithoutBlocking()
         }
-        let known = try sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        let known = try await sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         #expect(known.hasPrefix("0001_preferences"))
-        try sqlite3(path, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')")
+        try await sqlite3(path, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
 
         let error = #expect(throws: PrefsError.self) { try EmbeddedStore(path: path, configuration: .forTests()) }
@@ -59,8 +60,8 @@ struct StoreFileSafetyTests {
         #expect(error?.message.contains("newer prefsd") == true)
 
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
-        #expect(try sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier") == known + "\n9999_future")
-        #expect(try sqlite3(path, "SELECT key, scope, value FROM preference") == "k|/|1")
+        #expect(try await sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier") == known + "\n9999_future")
+        #expect(try await sqlite3(path, "SELECT key, scope, value FROM preference") == "k|/|1")
     }
 
     @Test("An empty file is a new database")
@@ -69,10 +70,10 @@ struct StoreFileSafetyTests {
         defer { removeFolder(folder) }
         let path = folder.appending(path: "prefs.sqlite").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-        let store = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        #expect(try await store.resolve("k").value == 1)
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { store in
+            try await store.set("k", to: 1)
+            #expect(try await store.resolve("k").value == 1)
+        }
     }
 
     @Test("Missing folders are created")
@@ -80,9 +81,9 @@ struct StoreFileSafetyTests {
         let folder = try makeFolder()
         defer { removeFolder(folder) }
         let path = folder.appending(path: "a/b/c/prefs.sqlite").path
-        let store = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        #expect(FileManager.default.fileExists(atPath: path))
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { store in
+            try await store.set("k", to: 1)
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
     }
 }

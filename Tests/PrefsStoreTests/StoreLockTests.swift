@@ -1,111 +1,112 @@
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Store: locks")
 struct StoreLockTests {
     @Test("A lock pins its scope's value for everything below, and refuses sets below it")
     func pins() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        try await store.set("k", to: 2, scope: "/org")
-        try await store.set("k", to: 3, scope: "/org/team")
-        let lock = try await store.lock("k", scope: "/org")
-        #expect(lock.revision == 4)
+        try await withStore(makeStore()) { store in
+            try await store.set("k", to: 1)
+            try await store.set("k", to: 2, scope: "/org")
+            try await store.set("k", to: 3, scope: "/org/team")
+            let lock = try await store.lock("k", scope: "/org")
+            #expect(lock.revision == 4)
 
-        for scope: ScopePath in ["/org", "/org/team", "/org/team/member"] {
-            let resolved = try await store.resolve("k", scope: scope)
-            #expect(resolved.value == 2, "at \(scope)")
-            #expect(resolved.source == .lock("/org"), "at \(scope)")
+            for scope: ScopePath in ["/org", "/org/team", "/org/team/member"] {
+                let resolved = try await store.resolve("k", scope: scope)
+                #expect(resolved.value == 2, "at \(scope)")
+                #expect(resolved.source == .lock("/org"), "at \(scope)")
+            }
+            #expect(try await store.resolve("k", scope: "/other").source == .scope("/"))
+
+            let below = await #expect(throws: PrefsError.self) { try await store.set("k", to: 9, scope: "/org/team") }
+            #expect(below?.code == .locked)
+            #expect(below?.message.contains("/org") == true)
+            #expect(try await store.status().revision == 4)
+
+            // At the lock's own scope, setting is allowed and moves the pinned value.
+            try await store.set("k", to: 5, scope: "/org")
+            #expect(try await store.resolve("k", scope: "/org/team").value == 5)
+            // Above the lock too; the lock scope's own value still wins below it.
+            try await store.set("k", to: 6)
+            #expect(try await store.resolve("k", scope: "/org/team").value == 5)
         }
-        #expect(try await store.resolve("k", scope: "/other").source == .scope("/"))
-
-        let below = await #expect(throws: PrefsError.self) { try await store.set("k", to: 9, scope: "/org/team") }
-        #expect(below?.code == .locked)
-        #expect(below?.message.contains("/org") == true)
-        #expect(try await store.status().revision == 4)
-
-        // At the lock's own scope, setting is allowed and moves the pinned value.
-        try await store.set("k", to: 5, scope: "/org")
-        #expect(try await store.resolve("k", scope: "/org/team").value == 5)
-        // Above the lock too; the lock scope's own value still wins below it.
-        try await store.set("k", to: 6)
-        #expect(try await store.resolve("k", scope: "/org/team").value == 5)
     }
 
     @Test("A lock at a scope without a value pins what resolves there")
     func pinsInherited() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        try await store.set("k", to: 3, scope: "/org/team")
-        try await store.lock("k", scope: "/org")
-        #expect(try await store.resolve("k", scope: "/org/team").value == 1)
-        try await store.set("k", to: 7)
-        #expect(try await store.resolve("k", scope: "/org/team").value == 7)
-        #expect(try await store.resolve("k", scope: "/org/team").source == .lock("/org"))
+        try await withStore(makeStore()) { store in
+            try await store.set("k", to: 1)
+            try await store.set("k", to: 3, scope: "/org/team")
+            try await store.lock("k", scope: "/org")
+            #expect(try await store.resolve("k", scope: "/org/team").value == 1)
+            try await store.set("k", to: 7)
+            #expect(try await store.resolve("k", scope: "/org/team").value == 7)
+            #expect(try await store.resolve("k", scope: "/org/team").source == .lock("/org"))
+        }
     }
 
     @Test("The highest lock wins over a lower one")
     func highestWins() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("k", to: 1, scope: "/a")
-        try await store.set("k", to: 2, scope: "/a/b")
-        try await store.lock("k", scope: "/a/b")
-        #expect(try await store.resolve("k", scope: "/a/b/c").source == .lock("/a/b"))
-        try await store.lock("k", scope: "/a")
-        let resolved = try await store.resolve("k", scope: "/a/b/c")
-        #expect(resolved.value == 1)
-        #expect(resolved.source == .lock("/a"))
-        // The lower lock's scope is now below a lock: it cannot be written.
-        let error = await #expect(throws: PrefsError.self) { try await store.set("k", to: 3, scope: "/a/b") }
-        #expect(error?.code == .locked)
+        try await withStore(makeStore()) { store in
+            try await store.set("k", to: 1, scope: "/a")
+            try await store.set("k", to: 2, scope: "/a/b")
+            try await store.lock("k", scope: "/a/b")
+            #expect(try await store.resolve("k", scope: "/a/b/c").source == .lock("/a/b"))
+            try await store.lock("k", scope: "/a")
+            let resolved = try await store.resolve("k", scope: "/a/b/c")
+            #expect(resolved.value == 1)
+            #expect(resolved.source == .lock("/a"))
+            // The lower lock's scope is now below a lock: it cannot be written.
+            let error = await #expect(throws: PrefsError.self) { try await store.set("k", to: 3, scope: "/a/b") }
+            #expect(error?.code == .locked)
+        }
     }
 
     @Test("Unlock restores scope resolution; unlocking what is not locked is not_found")
     func unlock() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("k", to: 1, scope: "/a")
-        try await store.set("k", to: 2, scope: "/a/b")
-        try await store.lock("k", scope: "/a")
-        let unlocked = try await store.unlock("k", scope: "/a")
-        #expect(unlocked.revision == 4)
-        let resolved = try await store.resolve("k", scope: "/a/b")
-        #expect(resolved.value == 2)
-        #expect(resolved.source == .scope("/a/b"))
-        try await store.set("k", to: 3, scope: "/a/b")
+        try await withStore(makeStore()) { store in
+            try await store.set("k", to: 1, scope: "/a")
+            try await store.set("k", to: 2, scope: "/a/b")
+            try await store.lock("k", scope: "/a")
+            let unlocked = try await store.unlock("k", scope: "/a")
+            #expect(unlocked.revision == 4)
+            let resolved = try await store.resolve("k", scope: "/a/b")
+            #expect(resolved.value == 2)
+            #expect(resolved.source == .scope("/a/b"))
+            try await store.set("k", to: 3, scope: "/a/b")
 
-        let again = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
-        #expect(again?.code == .notFound)
-        let never = await #expect(throws: PrefsError.self) { try await store.unlock("never.locked", scope: .root) }
-        #expect(never?.code == .notFound)
-        // A lock elsewhere is not this one.
-        try await store.lock("k", scope: "/a/b")
-        let elsewhere = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
-        #expect(elsewhere?.code == .notFound)
-        #expect(try await store.status().revision == 6)
+            let again = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
+            #expect(again?.code == .notFound)
+            let never = await #expect(throws: PrefsError.self) { try await store.unlock("never.locked", scope: .root) }
+            #expect(never?.code == .notFound)
+            // A lock elsewhere is not this one.
+            try await store.lock("k", scope: "/a/b")
+            let elsewhere = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
+            #expect(elsewhere?.code == .notFound)
+            #expect(try await store.status().revision == 6)
+        }
     }
 
     @Test("Locking twice at the same scope changes nothing the second time")
     func lockTwice() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        #expect(try await store.lock("k", scope: "/a").revision == 1)
-        #expect(try await store.lock("k", scope: "/a").revision == 1)
-        #expect(try await store.status().counts.locks == 1)
-        #expect(try await store.set("k", to: 1, scope: "/a").revision == 2)
+        try await withStore(makeStore()) { store throws in
+            #expect(try await store.lock("k", scope: "/a").revision == 1)
+            #expect(try await store.lock("k", scope: "/a").revision == 1)
+            #expect(try await store.status().counts.locks == 1)
+            #expect(try await store.set("k", to: 1, scope: "/a").revision == 2)
+        }
     }
 
     @Test("Locks need valid keys")
     func invalidKey() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        let lock = await #expect(throws: PrefsError.self) { try await store.lock("9k", scope: .root) }
-        #expect(lock?.code == .invalidKey)
-        let unlock = await #expect(throws: PrefsError.self) { try await store.unlock("9k", scope: .root) }
-        #expect(unlock?.code == .invalidKey)
+        try await withStore(makeStore()) { store in
+            let lock = await #expect(throws: PrefsError.self) { try await store.lock("9k", scope: .root) }
+            #expect(lock?.code == .invalidKey)
+            let unlock = await #expect(throws: PrefsError.self) { try await store.unlock("9k", scope: .root) }
+            #expect(unlock?.code == .invalidKey)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Store: one owner per database")
@@ -10,33 +11,33 @@ struct StoreOwnershipTests {
         let folder = try makeFolder()
         defer { removeFolder(folder) }
         let path = folder.appending(path: "prefs.sqlite").path
-        let first = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { first.close() }
-        try await first.set("k", to: 1)
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { first in
+            try await first.set("k", to: 1)
 
-        let error = #expect(throws: PrefsError.self) { try EmbeddedStore(path: path, configuration: .forTests()) }
-        #expect(error?.code == .conflict)
-        #expect(error?.message.contains("pid \(getpid())") == true)
-        #expect(error?.message.contains(path) == true)
+            let error = #expect(throws: PrefsError.self) { try EmbeddedStore(path: path, configuration: .forTests()) }
+            #expect(error?.code == .conflict)
+            #expect(error?.message.contains("pid \(getpid())") == true)
+            #expect(error?.message.contains(path) == true)
 
-        // The owner is not disturbed.
-        try await first.set("k", to: 2)
-        #expect(try await first.resolve("k").value == 2)
-        #expect(try await first.status().pid == getpid())
+            // The owner is not disturbed.
+            try await first.set("k", to: 2)
+            #expect(try await first.resolve("k").value == 2)
+            #expect(try await first.status().pid == getpid())
+        }
     }
 
     @Test("Different files can be open at once")
     func differentFiles() async throws {
         let folder = try makeFolder()
         defer { removeFolder(folder) }
-        let one = try EmbeddedStore(path: folder.appending(path: "one.sqlite").path, configuration: .forTests())
-        defer { one.close() }
-        let two = try EmbeddedStore(path: folder.appending(path: "two.sqlite").path, configuration: .forTests())
-        defer { two.close() }
-        try await one.set("k", to: 1)
-        try await two.set("k", to: 2)
-        #expect(try await one.resolve("k").value == 1)
-        #expect(try await two.resolve("k").value == 2)
+        try await withStore(EmbeddedStore(path: folder.appending(path: "one.sqlite").path, configuration: .forTests())) { one in
+            try await withStore(EmbeddedStore(path: folder.appending(path: "two.sqlite").path, configuration: .forTests())) { two in
+                try await one.set("k", to: 1)
+                try await two.set("k", to: 2)
+                #expect(try await one.resolve("k").value == 1)
+                #expect(try await two.resolve("k").value == 2)
+            }
+        }
     }
 
     @Test("Once the owner is gone, the database can be opened again")
@@ -47,11 +48,11 @@ struct StoreOwnershipTests {
         do {
             let first = try EmbeddedStore(path: path, configuration: .forTests())
             try await first.set("k", to: 1)
-            first.close()
+            await first.closeWithoutBlocking()
         }
-        let second = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { second.close() }
-        #expect(try await second.resolve("k").value == 1)
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { second throws in
+            #expect(try await second.resolve("k").value == 1)
+        }
     }
 }
 
@@ -64,11 +65,12 @@ struct StoreCloseReleasesTests {
         let path = folder.appending(path: "prefs.sqlite").path
         let first = try EmbeddedStore(path: path, configuration: .forTests())
         try await first.set("k", to: 1)
-        first.close()
-        let second = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { second.close() }
-        #expect(try await second.resolve("k").value == 1)
+        // The synchronous close() (what deinit and prefsd use), on a thread of its own.
+        await onOwnThread { first.close() }
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { second throws in
+            #expect(try await second.resolve("k").value == 1)
     
-        withExtendedLifetime(first) {}
+            withExtendedLifetime(first) {}
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Store: restart")
@@ -22,21 +23,21 @@ struct StoreRestartTests {
             try await store.lock("compose.text", scope: "/accounts")
             before = try await store.dump(scope: .root)
             #expect(try await store.status().revision == 6)
-            store.close()
+            await store.closeWithoutBlocking()
         }
 
-        let reopened = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { reopened.close() }
-        #expect(try await reopened.dump(scope: .root) == before)
-        #expect(try await reopened.status().revision == 6)
-        let resolved = try await reopened.resolve("compose.text", scope: "/accounts/alice")
-        #expect(resolved.value == ["a": [1, "b", 2.5]])
-        #expect(resolved.source == .lock("/accounts"))
-        #expect(resolved.revision == 6)
-        #expect(try await reopened.resolve("timeline.fontSize", scope: "/x").source == .default)
-        #expect(try await reopened.resolve("gone").source == .none)
-        // Revisions go on from where they were.
-        #expect(try await reopened.set("after", to: 1).revision == 7)
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { reopened in
+            #expect(try await reopened.dump(scope: .root) == before)
+            #expect(try await reopened.status().revision == 6)
+            let resolved = try await reopened.resolve("compose.text", scope: "/accounts/alice")
+            #expect(resolved.value == ["a": [1, "b", 2.5]])
+            #expect(resolved.source == .lock("/accounts"))
+            #expect(resolved.revision == 6)
+            #expect(try await reopened.resolve("timeline.fontSize", scope: "/x").source == .default)
+            #expect(try await reopened.resolve("gone").source == .none)
+            // Revisions go on from where they were.
+            #expect(try await reopened.set("after", to: 1).revision == 7)
+        }
     }
 
     @Test("The change log survives too: a watch after reopening replays changes from before")
@@ -48,25 +49,25 @@ struct StoreRestartTests {
             let store = try EmbeddedStore(path: path, configuration: .forTests())
             try await store.set("k", to: 1)
             try await store.set("k", to: 2, scope: "/a")
-            store.close()
+            await store.closeWithoutBlocking()
         }
-        let reopened = try EmbeddedStore(path: path, configuration: .forTests())
-        defer { reopened.close() }
-        var watch = WatchReader(reopened.watch(WatchRequest(keys: ["k"], since: 0)))
-        try await reopened.set("k", to: 3)
-        let events = try await watch.take(3)
-        #expect(events.map(\.summary) == ["1 set k@/=1", "2 set k@/a=2", "3 set k@/=3"])
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { reopened in
+            var watch = WatchReader(reopened.watch(WatchRequest(keys: ["k"], since: 0)))
+            try await reopened.set("k", to: 3)
+            let events = try await watch.take(3)
+            #expect(events.map(\.summary) == ["1 set k@/=1", "2 set k@/a=2", "3 set k@/=3"])
+        }
     }
 
     @Test("A closed store refuses writes with shutting_down")
     func closedRefusesWrites() async throws {
         let store = try makeStore()
         try await store.set("k", to: 1)
-        store.close()
+        await store.closeWithoutBlocking()
         let error = await #expect(throws: PrefsError.self) { try await store.set("k", to: 2) }
         #expect(error?.code == .shuttingDown)
         // Closing twice is harmless.
-        store.close()
+        await store.closeWithoutBlocking()
     }
 
     @Test("The temporary store's folder is removed on close")
@@ -75,7 +76,7 @@ struct StoreRestartTests {
         let folder = URL(fileURLWithPath: store.path).deletingLastPathComponent()
         try await store.set("k", to: 1)
         #expect(FileManager.default.fileExists(atPath: store.path))
-        store.close()
+        await store.closeWithoutBlocking()
         #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 }

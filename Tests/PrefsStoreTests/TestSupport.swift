@@ -1,6 +1,7 @@
 import Foundation
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 extension StoreConfiguration {
@@ -14,7 +15,8 @@ extension StoreConfiguration {
     }
 }
 
-/// A store on its own temporary database; call `close()` at the end (it removes the folder).
+/// A store on its own temporary database; close it at the end, as `withStore` does (closing
+/// removes the folder).
 func makeStore(_ configure: (inout StoreConfiguration) -> Void = { _ in }) throws -> EmbeddedStore {
     try EmbeddedStore.temporary(configuration: .forTests(configure))
 }
@@ -32,24 +34,12 @@ func removeFolder(_ folder: URL) {
 
 /// Runs the `sqlite3` command-line tool on `database` and returns what it prints.
 @discardableResult
-func sqlite3(_ database: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sqlite3", database, sql]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PrefsError(
-            .internal,
-            "sqlite3 \(sql) failed (\(process.terminationStatus)): \(String(decoding: complaint, as: UTF8.self))")
+func sqlite3(_ database: String, _ sql: String) async throws -> String {
+    let result = try await CommandResult.runTool("/usr/bin/env", ["sqlite3", database, sql])
+    guard result.status == 0 else {
+        throw PrefsError(.internal, "sqlite3 \(sql) failed (\(result.status)): \(result.stderr)")
     }
-    return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Reads a watch stream one event at a time, in the test's own task.

@@ -1,56 +1,57 @@
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 @Suite("Watch: shutdown and progress", .timeLimit(.minutes(1)))
 struct WatchShutdownTests {
     @Test("endWatches ends every stream with a shutdown event at the current revision, after what was queued")
     func endWatches() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        var reader = WatchReader(store.watch(WatchRequest(keys: ["k"])))
-        var idle = WatchReader(store.watch(WatchRequest(keys: ["nobody.writes.this"])))
-        try await store.set("k", to: 1)
-        try await store.set("k", to: 2)
-        try await store.set("other", to: 3)
-        store.endWatches()
+        try await withStore(makeStore()) { store in
+            var reader = WatchReader(store.watch(WatchRequest(keys: ["k"])))
+            var idle = WatchReader(store.watch(WatchRequest(keys: ["nobody.writes.this"])))
+            try await store.set("k", to: 1)
+            try await store.set("k", to: 2)
+            try await store.set("other", to: 3)
+            store.endWatches()
 
-        let (events, error) = await reader.rest()
-        #expect(error == nil)
-        #expect(events.map(\.summary) == ["1 set k@/=1", "2 set k@/=2", "3 shutdown"])
-        let (idleEvents, idleError) = await idle.rest()
-        #expect(idleError == nil)
-        #expect(idleEvents == [ChangeEvent(revision: 3, kind: .shutdown)])
+            let (events, error) = await reader.rest()
+            #expect(error == nil)
+            #expect(events.map(\.summary) == ["1 set k@/=1", "2 set k@/=2", "3 shutdown"])
+            let (idleEvents, idleError) = await idle.rest()
+            #expect(idleError == nil)
+            #expect(idleEvents == [ChangeEvent(revision: 3, kind: .shutdown)])
+        }
     }
 
     @Test("A watcher waiting for its next event gets the shutdown event")
     func waitingWatcher() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        let stream = store.watch(WatchRequest(keys: ["k"]))
-        let waiting = Task {
-            var reader = WatchReader(stream)
-            return await reader.rest()
+        try await withStore(makeStore()) { store in
+            try await store.set("k", to: 1)
+            let stream = store.watch(WatchRequest(keys: ["k"]))
+            let waiting = Task {
+                var reader = WatchReader(stream)
+                return await reader.rest()
+            }
+            // Whether the task is already waiting or not, it sees the shutdown event, then the end.
+            store.endWatches()
+            let (events, error) = await waiting.value
+            #expect(error == nil)
+            #expect(events == [ChangeEvent(revision: 1, kind: .shutdown)])
         }
-        // Whether the task is already waiting or not, it sees the shutdown event, then the end.
-        store.endWatches()
-        let (events, error) = await waiting.value
-        #expect(error == nil)
-        #expect(events == [ChangeEvent(revision: 1, kind: .shutdown)])
     }
 
     @Test("After endWatches, new watches are refused with shutting_down; reads and writes go on")
     func afterEnd() async throws {
-        let store = try makeStore()
-        defer { store.close() }
-        store.endWatches()
-        var watch = WatchReader(store.watch(WatchRequest()))
-        let (events, error) = await watch.rest()
-        #expect(events.isEmpty)
-        #expect((error as? PrefsError)?.code == .shuttingDown)
-        try await store.set("k", to: 1)
-        #expect(try await store.resolve("k").value == 1)
+        try await withStore(makeStore()) { store in
+            store.endWatches()
+            var watch = WatchReader(store.watch(WatchRequest()))
+            let (events, error) = await watch.rest()
+            #expect(events.isEmpty)
+            #expect((error as? PrefsError)?.code == .shuttingDown)
+            try await store.set("k", to: 1)
+            #expect(try await store.resolve("k").value == 1)
+        }
     }
 
     @Test("close ends the streams with shutdown too")
@@ -58,7 +59,7 @@ struct WatchShutdownTests {
         let store = try makeStore()
         var watch = WatchReader(store.watch(WatchRequest(keys: ["k"])))
         try await store.set("k", to: 1)
-        store.close()
+        await store.closeWithoutBlocking()
         let (events, error) = await watch.rest()
         #expect(error == nil)
         #expect(events.map(\.kind) == [.set, .shutdown])
@@ -67,21 +68,21 @@ struct WatchShutdownTests {
 
     @Test("A quiet watcher gets progress events carrying the current revision")
     func progress() async throws {
-        let store = try makeStore { $0.progressInterval = .milliseconds(20) }
-        defer { store.close() }
-        try await store.set("k", to: 1)
-        try await store.set("k", to: 2)
-        var watch = WatchReader(store.watch(WatchRequest(keys: ["quiet"])))
-        let event = try #require(try await watch.next())
-        #expect(event.kind == .progress)
-        #expect(event.revision == 2)
-        #expect(event.key == nil)
-        // Progress follows the store's revision even when the changes are not this watcher's.
-        try await store.set("other", to: 3)
-        while let next = try await watch.next() {
-            #expect(next.kind == .progress)
-            if next.revision == 3 { break }
-            #expect(next.revision == 2)
+        try await withStore(makeStore { $0.progressInterval = .milliseconds(20) }) { store in
+            try await store.set("k", to: 1)
+            try await store.set("k", to: 2)
+            var watch = WatchReader(store.watch(WatchRequest(keys: ["quiet"])))
+            let event = try #require(try await watch.next())
+            #expect(event.kind == .progress)
+            #expect(event.revision == 2)
+            #expect(event.key == nil)
+            // Progress follows the store's revision even when the changes are not this watcher's.
+            try await store.set("other", to: 3)
+            while let next = try await watch.next() {
+                #expect(next.kind == .progress)
+                if next.revision == 3 { break }
+                #expect(next.revision == 2)
+            }
         }
     }
 }
