@@ -48,8 +48,14 @@ public final class EmbeddedStore: ImmediateResolving {
     /// A store on a new database in a temporary folder, removed when the store closes: for tests.
     public static func temporary(configuration: StoreConfiguration = StoreConfiguration()) throws -> EmbeddedStore {
         let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-\(UUID().uuidString)")
-        return try EmbeddedStore(
-            path: folder.appending(path: "prefs.sqlite").path, configuration: configuration, temporaryDirectory: folder)
+        do {
+            return try EmbeddedStore(
+                path: folder.appending(path: "prefs.sqlite").path, configuration: configuration, temporaryDirectory: folder)
+        } catch {
+            // A store that could not open (a bad configuration) leaves no folder behind.
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
     }
 
     private init(path: String, configuration: StoreConfiguration, temporaryDirectory: URL?) throws {
