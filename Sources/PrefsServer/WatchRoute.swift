@@ -20,15 +20,19 @@ struct WatchRoute<Context: RequestContext>: Sendable {
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    try await writer.write(ByteBuffer(string: ": watching\n\n"))
-                    do {
-                        for try await event in events {
-                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
+                    // A watcher that goes away is noticed at once, not at the next event or
+                    // progress: its stream is cancelled when the connection's input closes.
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        try await writer.write(ByteBuffer(string: ": watching\n\n"))
+                        do {
+                            for try await event in events {
+                                try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
+                            }
+                        } catch let error as PrefsError {
+                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
                         }
-                    } catch let error as PrefsError {
-                        try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
+                        try await writer.finish(nil)
                     }
-                    try await writer.finish(nil)
                 }
             )
         }

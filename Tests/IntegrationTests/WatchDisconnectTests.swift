@@ -1,0 +1,43 @@
+import Foundation
+import PrefsKit
+import TestHarness
+import Testing
+
+/// A watcher whose client goes away is dropped as soon as its connection closes — not at its next
+/// event or progress event — so it holds no memory and no place under `--max-watches`.
+@Suite struct WatchDisconnectTests {
+    @Test func aClosedWatchConnectionIsUnsubscribedWithoutWaitingForAnEvent() async throws {
+        // No progress event for an hour, and nobody writes the watched keys: only the closed
+        // connection can end these watches.
+        let daemon = try await Daemon(arguments: ["--progress-interval", "3600", "--max-watches", "3"])
+        var sockets: [RawSocket] = []
+        for index in 0..<3 {
+            let socket = try RawSocket(path: daemon.socketPath)
+            socket.send("GET /v1/watch?key=idle.k\(index) HTTP/1.1\r\nHost: t\r\n\r\n")
+            sockets.append(socket)
+        }
+        try await Self.waitForWatchers(3, on: daemon)
+        // The limit is reached while they are open.
+        #expect(try await daemon.raw("GET", "/v1/watch?key=one.more").status == 429)
+
+        sockets.removeAll()  // closes the three connections
+        try await Self.waitForWatchers(0, on: daemon)
+        // Their places are free again.
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send("GET /v1/watch?key=again HTTP/1.1\r\nHost: t\r\n\r\n")
+        try await Self.waitForWatchers(1, on: daemon)
+    }
+
+    /// Polls the daemon's status until it reports `count` watchers (10 s at most: a liveness
+    /// bound, far above the milliseconds it takes, not a timing).
+    static func waitForWatchers(_ count: Int, on daemon: Daemon) async throws {
+        var reported = -1
+        for _ in 0..<200 {
+            let status = try await daemon.raw("GET", "/v1/status")
+            reported = try JSONDecoder().decode(ServiceStatus.self, from: Data(status.body.utf8)).counts.watchers
+            if reported == count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the daemon reports \(reported) watchers, not \(count)")
+    }
+}
