@@ -13,10 +13,10 @@ import PrefsKit
 /// Build it, then run ``application`` as a service (it stops gracefully with its ServiceGroup).
 public struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application; run it with `runService()` or inside a ServiceGroup.
-    public let application: Application<RouterResponder<BasicRequestContext>>
+    public let application: Application<RouterResponder<PrefsRequestContext>>
     /// The same API on loopback TCP behind a bearer token, when a ``TCPListener`` was given;
     /// run it beside ``application``.
-    public let tcpApplication: Application<RouterResponder<BasicRequestContext>>?
+    public let tcpApplication: Application<RouterResponder<PrefsRequestContext>>?
 
     /// Serves `service` on the Unix socket at `socketPath`, accepting only connections from
     /// this process's user.
@@ -33,13 +33,14 @@ public struct PrefsHTTPServer: Sendable {
         limits: ServerLimits = ServerLimits(), logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
         try Self.prepareSocketPath(socketPath, privateFolder: privateFolder)
-        let router = Self.router(service: service, limits: limits)
+        let endings = WatchEndings()
+        let router = Self.router(service: service, limits: limits, endings: endings)
         let uid = getuid()
         application = Application(
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger)]
+                    additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger), DisconnectHandler(endings: endings)]
                         + CachedReadHandler.handlers(for: service) + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
@@ -50,8 +51,8 @@ public struct PrefsHTTPServer: Sendable {
         )
         tcpApplication = listener.map { listener in
             Application(
-                router: Self.router(service: service, limits: limits, token: listener.token),
-                server: .http1(configuration: .init(additionalChannelHandlers: [QuiesceGraceHandler()])),
+                router: Self.router(service: service, limits: limits, token: listener.token, endings: endings),
+                server: .http1(configuration: .init(additionalChannelHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
                 logger: logger
             )
@@ -59,16 +60,17 @@ public struct PrefsHTTPServer: Sendable {
     }
 
     /// The router with every `/v1` route and the JSON error middleware; with a `token`, every
-    /// request must carry it as a bearer token.
-    public static func router(service: any PrefsService, limits: ServerLimits, token: [UInt8]? = nil)
-        -> Router<BasicRequestContext>
+    /// request must carry it as a bearer token. Watch streams register with `endings`, to end
+    /// when their connection closes.
+    static func router(service: any PrefsService, limits: ServerLimits, token: [UInt8]? = nil, endings: WatchEndings)
+        -> Router<PrefsRequestContext>
     {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: PrefsRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         if let token { router.add(middleware: BearerTokenMiddleware(token: token)) }
         PreferenceRoutes(service: service, limits: limits).register(on: router)
         DraftRoutes(service: service, limits: limits).register(on: router)
-        WatchRoute(service: service).register(on: router)
+        WatchRoute(service: service, endings: endings).register(on: router)
         return router
     }
 

@@ -7,35 +7,45 @@ import PrefsKit
 ///
 /// Each event is `id: REVISION`, `event: KIND`, `data: JSON`. `since=R` (or the standard
 /// `Last-Event-ID: R` header a reconnecting EventSource sends) replays from the change log
-/// first. A stream the service ends with an error gets a last `error` event.
-struct WatchRoute<Context: RequestContext>: Sendable {
+/// first. A stream the service ends with an error gets a last `error` event. A stream whose
+/// client goes away ends at once (``WatchEndings``), when the service can end its watches.
+struct WatchRoute: Sendable {
     let service: any PrefsService
+    let endings: WatchEndings
 
-    func register(on router: Router<Context>) {
-        router.get("/v1/watch") { request, _ -> Response in
+    func register(on router: Router<PrefsRequestContext>) {
+        router.get("/v1/watch") { request, context -> Response in
             // Subscribes now, before the answer's head is sent: a client that has the head
             // misses no change made after it, and one that cannot watch gets a status.
-            let events = try await service.openWatch(try parse(request))
+            let (events, end) = try await open(try parse(request))
+            let connection = context.connection
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    // A watcher that goes away is noticed at once, not at the next event or
-                    // progress: its stream is cancelled when the connection's input closes.
-                    try await request.body.consumeWithCancellationOnInboundClose { _ in
-                        try await writer.write(ByteBuffer(string: ": watching\n\n"))
-                        do {
-                            for try await event in events {
-                                try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
-                            }
-                        } catch let error as PrefsError {
-                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
+                    endings.register(end, on: connection)
+                    defer { endings.remove(connection) }
+                    try await writer.write(ByteBuffer(string: ": watching\n\n"))
+                    do {
+                        for try await event in events {
+                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
                         }
-                        try await writer.finish(nil)
+                    } catch let error as PrefsError {
+                        try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
                     }
+                    try await writer.finish(nil)
                 }
             )
         }
+    }
+
+    /// The watch, and what ends it (nothing, for a service whose watches cannot be ended from
+    /// outside: they end at their next write after the client has gone).
+    private func open(_ request: WatchRequest) async throws
+        -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
+    {
+        if let service = service as? any EndableWatching { return try await service.openEndableWatch(request) }
+        return (try await service.openWatch(request), {})
     }
 
     private func parse(_ request: Request) throws -> WatchRequest {

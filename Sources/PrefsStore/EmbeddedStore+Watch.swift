@@ -7,18 +7,26 @@ extension EmbeddedStore {
     /// than the log keeps ends the stream with `compacted`, carrying the oldest revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         do {
-            return try subscribe(request)
+            return try subscribe(request).events
         } catch {
             return AsyncThrowingStream { throw error }
         }
     }
 
     public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        try subscribe(request).events
+    }
+
+    public func openEndableWatch(_ request: WatchRequest) async throws
+        -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
+    {
         try subscribe(request)
     }
 
-    /// Subscribes `request` now, or throws why it cannot be.
-    private func subscribe(_ request: WatchRequest) throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+    /// Subscribes `request` now, or throws why it cannot be: the stream, and what ends it.
+    private func subscribe(_ request: WatchRequest) throws
+        -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
+    {
         for key in request.keys { try KeyName.validate(key) }
         let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
         if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
@@ -37,7 +45,9 @@ extension EmbeddedStore {
                 }
             }
         }
-        return AsyncThrowingStream(unfolding: { try await handle.channel.next() })
+        // The stream holds the handle: when it is dropped, the subscription goes. `end` holds
+        // only the channel, so it keeps nothing alive.
+        return (AsyncThrowingStream(unfolding: { try await handle.channel.next() }), { [channel] in channel.finish() })
     }
 
     /// Sends the selected changes in (`since`, `through`] to `channel`, at the watcher's pace.
