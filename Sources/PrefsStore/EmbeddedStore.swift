@@ -116,6 +116,7 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching {
         guard let task else { return }
         task?.cancel()
         hub.close()
+        writer.close()
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try? pool.close()
         ownership.release()

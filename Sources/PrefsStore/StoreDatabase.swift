@@ -40,6 +40,8 @@ enum StoreDatabase {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            // The writer checkpoints after answering, not inside commits (GroupCommitWriter).
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         let pool = try translatingErrors(path: path) { try DatabasePool(path: path, configuration: configuration) }
         try translatingErrors(path: path) { try migrator.migrate(pool) }

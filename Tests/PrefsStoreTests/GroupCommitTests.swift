@@ -1,3 +1,4 @@
+import Foundation
 import PrefsKit
 import PrefsStore
 import TestHarness
@@ -136,6 +137,23 @@ struct GroupCommitTests {
                 }
                 try await group.waitForAll()
             }
+        }
+    }
+
+    @Test("Commits reach the database file itself soon after, without a request waiting for it")
+    func checkpointsAfterAnswering() async throws {
+        try await withStore(makeStore()) { store in
+            try await store.set("k.v", to: "in the file", scope: "/")
+            // Read the main file alone (`immutable`: no WAL): the value is there once the
+            // writer has checkpointed — SQLite's auto-checkpoint would wait for 1000 pages.
+            let file = "file:\(store.path)?immutable=1"
+            var found = ""
+            for _ in 0..<200 where found != #""in the file""# {
+                try await Task.sleep(for: .milliseconds(50))
+                found = (try? await sqlite3(file, "SELECT value FROM preference WHERE key = 'k.v'"))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            }
+            #expect(found == #""in the file""#)
         }
     }
 }
