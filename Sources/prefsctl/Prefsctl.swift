@@ -9,11 +9,11 @@ struct Prefsctl: ParsableCommand {
         commandName: "prefsctl",
         abstract: "Query and change prefsd's preferences, and watch them change.",
         discussion: """
-            Values on the command line are JSON when they parse as JSON, else strings:
-            `prefsctl set timeline.fontSize 15` stores the number 15, `prefsctl set ui.theme dark`
+            Values on the command line are JSON when they parse as JSON, else strings: \
+            `prefsctl set timeline.fontSize 15` stores the number 15, `prefsctl set ui.theme dark` \
             the string "dark".
 
-            Exit status: 0 ok, 1 failed, 2 usage, 3 not found, 4 conflict (locked, stale
+            Exit status: 0 ok, 1 failed, 2 usage, 3 not found, 4 conflict (locked, stale \
             revision), 69 the daemon cannot be reached.
             """,
         version: prefsVersion,

@@ -8,8 +8,8 @@ struct WatchCommand: DaemonCommand {
         commandName: "watch",
         abstract: "Print changes as they are committed, one line each.",
         discussion: """
-            With no key or prefix, every key. With --scope, only changes of the effective value at
-            that scope. With --since, first every change after that revision. Progress events
+            With no key or prefix, every key. With --scope, only changes of the effective value at \
+            that scope. With --since, first every change after that revision. Progress events \
             (shown with --json) carry the current revision to resume from.
             """
     )

@@ -19,8 +19,8 @@ struct PrefsDaemon: AsyncParsableCommand {
         commandName: "prefsd",
         abstract: "Keeps an application's preferences in SQLite and serves them on a Unix socket.",
         discussion: """
-            The database defaults to $XDG_STATE_HOME/prefsd/prefs.sqlite and the socket to
-            $XDG_RUNTIME_DIR/prefsd/prefsd.sock. Query it with prefsctl. SIGTERM or SIGINT stops it
+            The database defaults to $XDG_STATE_HOME/prefsd/prefs.sqlite and the socket to \
+            $XDG_RUNTIME_DIR/prefsd/prefsd.sock. Query it with prefsctl. SIGTERM or SIGINT stops it \
             gracefully.
             """,
         version: prefsVersion
