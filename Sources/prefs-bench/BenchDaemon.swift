@@ -40,6 +40,11 @@ final class BenchDaemon {
     /// The daemon's CPU time and memory.
     var meter: ProcessMeter { ProcessMeter(pid: process.processIdentifier) }
 
+    /// A daemon still running when the benchmark lets go of it (a section failed) is stopped.
+    deinit {
+        if process.isRunning { stop() }
+    }
+
     func stop(removing: Bool = true) {
         process.terminate()
         process.waitUntilExit()

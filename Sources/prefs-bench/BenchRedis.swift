@@ -39,6 +39,11 @@ final class BenchRedis {
     /// Its CPU time and memory.
     var meter: ProcessMeter { ProcessMeter(pid: process.processIdentifier) }
 
+    /// A redis still running when the benchmark lets go of it (a section failed) is stopped.
+    deinit {
+        if process.isRunning { stop() }
+    }
+
     func stop() {
         process.terminate()
         process.waitUntilExit()

@@ -22,163 +22,170 @@ let writes = quick ? 500 : 2000
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
-var table = ResultTable()
+// A section that fails ends the run with its error; leaving the `do` releases its daemons,
+// which stop them (BenchDaemon, BenchRedis).
+do {
+    var table = ResultTable()
 
-// MARK: Writes: raw SQLite vs the daemon, 1 and 64 clients, durability full
+    // MARK: Writes: raw SQLite vs the daemon, 1 and 64 clients, durability full
 
-if section("writes") {
-    let rawFull = try RawSQLite.upsertsPerSecond(count: writes, synchronous: "FULL")
-    let daemon = try BenchDaemon(prefsd: prefsd)
-    let single = try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes)
-    let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 60)
-    table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 3000/s (3× etcd ~1000/s), ≥ dconf ~630/s")
-    table.add("writes/s, 64 clients, full", concurrent, baseline: ("1 client", single), target: "≥ 10× 1 client")
-    table.add("writes/s, 64 clients, full", concurrent, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 5× raw (group commit)")
+    if section("writes") {
+        let rawFull = try RawSQLite.upsertsPerSecond(count: writes, synchronous: "FULL")
+        let daemon = try BenchDaemon(prefsd: prefsd)
+        let single = try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes)
+        let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 60)
+        table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 3000/s (3× etcd ~1000/s), ≥ dconf ~630/s")
+        table.add("writes/s, 64 clients, full", concurrent, baseline: ("1 client", single), target: "≥ 10× 1 client")
+        table.add("writes/s, 64 clients, full", concurrent, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 5× raw (group commit)")
 
-    // MARK: GET and SET against redis on a Unix socket, with CPU per request
-    let redis = try BenchRedis.start()
-    let perConnection = quick ? 500 : 3000
-    try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42")
-    if let redis { try RedisConnection(socketPath: redis.socketPath).command("SET", "bench.read", "42") }
-    /// `load`'s rate and the CPU µs it cost `meter`'s process per request.
-    func metered(_ meter: ProcessMeter, requests: Int, _ load: () throws -> Double) rethrows -> (rate: Double, cpu: Double) {
-        let before = meter.cpuSeconds
-        let rate = try load()
-        return (rate, (meter.cpuSeconds - before) / Double(requests) * 1e6)
-    }
-    let unmeasured = "redis-server not installed"
-    for connections in [1, 16] {
-        let gets = try metered(daemon.meter, requests: connections * perConnection) {
-            try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: perConnection)
+        // MARK: GET and SET against redis on a Unix socket, with CPU per request
+        let redis = try BenchRedis.start()
+        let perConnection = quick ? 500 : 3000
+        try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42")
+        if let redis { try RedisConnection(socketPath: redis.socketPath).command("SET", "bench.read", "42") }
+        /// `load`'s rate and the CPU µs it cost `meter`'s process per request.
+        func metered(_ meter: ProcessMeter, requests: Int, _ load: () throws -> Double) rethrows -> (rate: Double, cpu: Double) {
+            let before = meter.cpuSeconds
+            let rate = try load()
+            return (rate, (meter.cpuSeconds - before) / Double(requests) * 1e6)
         }
-        let redisGets = try redis.map { redis in
-            try metered(redis.meter, requests: connections * perConnection) {
-                try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: perConnection, writing: false)
+        let unmeasured = "redis-server not installed"
+        for connections in [1, 16] {
+            let gets = try metered(daemon.meter, requests: connections * perConnection) {
+                try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: perConnection)
+            }
+            let redisGets = try redis.map { redis in
+                try metered(redis.meter, requests: connections * perConnection) {
+                    try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: perConnection, writing: false)
+                }
+            }
+            let plural = connections == 1 ? "connection" : "connections"
+            table.add(
+                "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
+                target: redis == nil ? unmeasured : connections == 16 ? "≥ 0.5×" : "-")
+            table.add(
+                "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
+                target: redis == nil ? unmeasured : connections == 16 ? "≤ 2×" : "-")
+        }
+        let writers = 16
+        let sets = try metered(daemon.meter, requests: writers * (quick ? 50 : 200)) {
+            try Load.writesPerSecond(daemon, clients: writers, writesPerClient: quick ? 50 : 200)
+        }
+        let redisSets = try redis.map { redis in
+            try metered(redis.meter, requests: writers * perConnection) {
+                try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true)
             }
         }
-        let plural = connections == 1 ? "connection" : "connections"
-        table.add(
-            "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
-            target: redis == nil ? unmeasured : connections == 16 ? "≥ 0.5×" : "-")
-        table.add(
-            "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
-            target: redis == nil ? unmeasured : connections == 16 ? "≤ 2×" : "-")
+        table.add("writes/s, 16 connections, full", sets.rate, baseline: redisSets.map { ("redis SET/s, no persistence", $0.rate) }, target: "-")
+        table.add("daemon CPU µs per write, 16 connections", sets.cpu, baseline: redisSets.map { ("redis µs per SET", $0.cpu) }, target: "-")
+        redis?.stop()
+
+        // MARK: Write → watcher event latency
+        let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
+        table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")
+        table.add("write→event p99, ms", latency.p99 * 1000, baseline: nil, target: "≤ 2 ms")
+        daemon.stop()
     }
-    let writers = 16
-    let sets = try metered(daemon.meter, requests: writers * (quick ? 50 : 200)) {
-        try Load.writesPerSecond(daemon, clients: writers, writesPerClient: quick ? 50 : 200)
+
+    // MARK: Cost of a write with 0 vs N idle watchers of other keys
+    // Measured 0, N, 0 watchers on the same daemon: the baseline is the mean of the two runs
+    // without, so drift over time (WAL growth, checkpoints) does not pass for watcher cost.
+
+    if section("watchers") {
+        let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
+        let idleRSS = daemon.meter.residentMiB
+        let before = try Load.microsecondsPerWrite(daemon, count: writes)
+        var watchers = try Load.openIdleWatchers(daemon, count: watcherCount)
+        let with = try Load.microsecondsPerWrite(daemon, count: writes)
+        let watchedRSS = daemon.meter.residentMiB
+        watchers.removeAll()
+        try Load.waitForWatchers(daemon, count: 0)
+        let after = try Load.microsecondsPerWrite(daemon, count: writes)
+        table.add(
+            "daemon CPU µs per write, \(watcherCount) watchers of other keys", with.cpu,
+            baseline: ("0 watchers", (before.cpu + after.cpu) / 2), target: "≤ 1.1×")
+        table.add(
+            "wall µs per write, \(watcherCount) watchers of other keys", with.wall,
+            baseline: ("0 watchers", (before.wall + after.wall) / 2), target: "≤ 1.1×")
+        table.add("prefsd RSS idle, MiB", idleRSS, baseline: nil, target: "≤ 25 MiB")
+        table.add("prefsd RSS, \(watcherCount) watchers, MiB", watchedRSS, baseline: nil, target: "≤ 150 MiB")
+        daemon.stop()
     }
-    let redisSets = try redis.map { redis in
-        try metered(redis.meter, requests: writers * perConnection) {
-            try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true)
+
+    // MARK: prefsctl get, whole process
+
+    if section("cli") {
+        let daemon = try BenchDaemon(prefsd: prefsd)
+        try daemon.connection().request("PUT", "/v1/prefs/bench.cli", body: "\"value\"")
+        let runs = quick ? 20 : 200
+        let median = try Load.processMilliseconds(prefsctl, ["--socket", daemon.socketPath, "get", "bench.cli"], runs: runs)
+        // dconf reads its database file directly (no session bus needed); the key is unset.
+        let dconf = try executableOnPath("dconf").map { try Load.processMilliseconds($0, ["read", "/org/prefsbench/key"], runs: runs) }
+        table.add(
+            "prefsctl get, ms per process", median, baseline: dconf.map { ("dconf read, ms", $0) },
+            target: dconf == nil ? "≤ dconf read (dconf not installed)" : "≤ 1.0×")
+        daemon.stop()
+    }
+
+    // MARK: Cold start with 100 000 stored preferences
+
+    if section("coldstart") {
+        let count = quick ? 20_000 : 100_000
+        let first = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
+        let connection = try first.connection()
+        for batch in 0..<(count / 1000) {
+            let operations = (0..<1000).map { #"{"op":"set","key":"cold.k\#(batch).\#($0)","value":\#($0)}"# }
+            try connection.request("POST", "/v1/prefs:batch", body: #"{"operations":[\#(operations.joined(separator: ","))]}"#)
         }
+        first.stop(removing: false)
+        let second = try BenchDaemon(prefsd: prefsd, folder: first.folder)
+        table.add("cold start to ready, \(count) prefs, ms", second.startupSeconds * 1000, baseline: nil, target: "≤ 300 ms")
+        second.stop()
     }
-    table.add("writes/s, 16 connections, full", sets.rate, baseline: redisSets.map { ("redis SET/s, no persistence", $0.rate) }, target: "-")
-    table.add("daemon CPU µs per write, 16 connections", sets.cpu, baseline: redisSets.map { ("redis µs per SET", $0.cpu) }, target: "-")
-    redis?.stop()
 
-    // MARK: Write → watcher event latency
-    let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
-    table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")
-    table.add("write→event p99, ms", latency.p99 * 1000, baseline: nil, target: "≤ 2 ms")
-    daemon.stop()
-}
+    // MARK: 50 MiB attachment upload and download, with the daemon's peak memory
 
-// MARK: Cost of a write with 0 vs N idle watchers of other keys
-// Measured 0, N, 0 watchers on the same daemon: the baseline is the mean of the two runs
-// without, so drift over time (WAL growth, checkpoints) does not pass for watcher cost.
-
-if section("watchers") {
-    let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
-    let idleRSS = daemon.meter.residentMiB
-    let before = try Load.microsecondsPerWrite(daemon, count: writes)
-    var watchers = try Load.openIdleWatchers(daemon, count: watcherCount)
-    let with = try Load.microsecondsPerWrite(daemon, count: writes)
-    let watchedRSS = daemon.meter.residentMiB
-    watchers.removeAll()
-    try Load.waitForWatchers(daemon, count: 0)
-    let after = try Load.microsecondsPerWrite(daemon, count: writes)
-    table.add(
-        "daemon CPU µs per write, \(watcherCount) watchers of other keys", with.cpu,
-        baseline: ("0 watchers", (before.cpu + after.cpu) / 2), target: "≤ 1.1×")
-    table.add(
-        "wall µs per write, \(watcherCount) watchers of other keys", with.wall,
-        baseline: ("0 watchers", (before.wall + after.wall) / 2), target: "≤ 1.1×")
-    table.add("prefsd RSS idle, MiB", idleRSS, baseline: nil, target: "≤ 25 MiB")
-    table.add("prefsd RSS, \(watcherCount) watchers, MiB", watchedRSS, baseline: nil, target: "≤ 150 MiB")
-    daemon.stop()
-}
-
-// MARK: prefsctl get, whole process
-
-if section("cli") {
-    let daemon = try BenchDaemon(prefsd: prefsd)
-    try daemon.connection().request("PUT", "/v1/prefs/bench.cli", body: "\"value\"")
-    let runs = quick ? 20 : 200
-    let median = try Load.processMilliseconds(prefsctl, ["--socket", daemon.socketPath, "get", "bench.cli"], runs: runs)
-    // dconf reads its database file directly (no session bus needed); the key is unset.
-    let dconf = try executableOnPath("dconf").map { try Load.processMilliseconds($0, ["read", "/org/prefsbench/key"], runs: runs) }
-    table.add(
-        "prefsctl get, ms per process", median, baseline: dconf.map { ("dconf read, ms", $0) },
-        target: dconf == nil ? "≤ dconf read (dconf not installed)" : "≤ 1.0×")
-    daemon.stop()
-}
-
-// MARK: Cold start with 100 000 stored preferences
-
-if section("coldstart") {
-    let count = quick ? 20_000 : 100_000
-    let first = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
-    let connection = try first.connection()
-    for batch in 0..<(count / 1000) {
-        let operations = (0..<1000).map { #"{"op":"set","key":"cold.k\#(batch).\#($0)","value":\#($0)}"# }
-        try connection.request("POST", "/v1/prefs:batch", body: #"{"operations":[\#(operations.joined(separator: ","))]}"#)
+    if section("attachments") {
+        let daemon = try BenchDaemon(prefsd: prefsd)
+        let connection = try daemon.connection()
+        let created = try connection.requestBody("POST", "/v1/drafts", body: #"{"account": "bench"}"#)
+        guard let id = created.split(separator: "\"").drop(while: { $0 != "id" }).dropFirst(2).first else {
+            throw BenchError("cannot create a draft: \(created)")
+        }
+        let size = 50 * 1024 * 1024
+        let chunk = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let rssBefore = daemon.meter.residentMiB
+        let uploadStart = ContinuousClock.now
+        connection.write(Data("POST /v1/drafts/\(id)/attachments?filename=bench.bin HTTP/1.1\r\nHost: prefsd\r\nContent-Length: \(size)\r\n\r\n".utf8))
+        for _ in 0..<(size / chunk.count) { connection.write(chunk) }
+        let answer = try connection.requestBodyOfPending()
+        let uploadSeconds = (ContinuousClock.now - uploadStart).seconds
+        guard let attachment = answer.components(separatedBy: "\"id\":\"").dropFirst().first?.prefix(36) else {
+            throw BenchError("the upload failed: \(answer.prefix(300))")
+        }
+        let downloadStart = ContinuousClock.now
+        connection.send("GET", "/v1/drafts/\(id)/attachments/\(attachment)/data")
+        let downloaded = try connection.readAndDiscardBody()
+        let downloadSeconds = (ContinuousClock.now - downloadStart).seconds
+        guard downloaded == size else { throw BenchError("downloaded \(downloaded) of \(size) bytes") }
+        let megabytes = Double(size) / 1_000_000
+        table.add("upload 50 MiB, MB/s", megabytes / uploadSeconds, baseline: nil, target: "≥ 200 MB/s")
+        table.add("download 50 MiB, MB/s", megabytes / downloadSeconds, baseline: nil, target: "≥ 200 MB/s")
+        table.add("prefsd peak RSS during both, MiB", daemon.meter.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
+        daemon.stop()
     }
-    first.stop(removing: false)
-    let second = try BenchDaemon(prefsd: prefsd, folder: first.folder)
-    table.add("cold start to ready, \(count) prefs, ms", second.startupSeconds * 1000, baseline: nil, target: "≤ 300 ms")
-    second.stop()
-}
 
-// MARK: 50 MiB attachment upload and download, with the daemon's peak memory
+    // MARK: In-process reads: embedded store, wrapper, context
 
-if section("attachments") {
-    let daemon = try BenchDaemon(prefsd: prefsd)
-    let connection = try daemon.connection()
-    let created = try connection.requestBody("POST", "/v1/drafts", body: #"{"account": "bench"}"#)
-    guard let id = created.split(separator: "\"").drop(while: { $0 != "id" }).dropFirst(2).first else {
-        throw BenchError("cannot create a draft: \(created)")
+    if section("reads") {
+        let reads = try await ReadCost.medians()
+        table.add("embedded resolve, ns per read (median)", reads.resolve, baseline: nil, target: "≤ 1 µs")
+        table.add("@PreferenceObserving read, ns (median)", reads.wrapper, baseline: nil, target: "≤ 1 µs")
+        table.add("withPrefs context read, ns (median)", reads.context, baseline: nil, target: "≤ 1 µs")
     }
-    let size = 50 * 1024 * 1024
-    let chunk = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-    let rssBefore = daemon.meter.residentMiB
-    let uploadStart = ContinuousClock.now
-    connection.write(Data("POST /v1/drafts/\(id)/attachments?filename=bench.bin HTTP/1.1\r\nHost: prefsd\r\nContent-Length: \(size)\r\n\r\n".utf8))
-    for _ in 0..<(size / chunk.count) { connection.write(chunk) }
-    let answer = try connection.requestBodyOfPending()
-    let uploadSeconds = (ContinuousClock.now - uploadStart).seconds
-    guard let attachment = answer.components(separatedBy: "\"id\":\"").dropFirst().first?.prefix(36) else {
-        throw BenchError("the upload failed: \(answer.prefix(300))")
-    }
-    let downloadStart = ContinuousClock.now
-    connection.send("GET", "/v1/drafts/\(id)/attachments/\(attachment)/data")
-    let downloaded = try connection.readAndDiscardBody()
-    let downloadSeconds = (ContinuousClock.now - downloadStart).seconds
-    guard downloaded == size else { throw BenchError("downloaded \(downloaded) of \(size) bytes") }
-    let megabytes = Double(size) / 1_000_000
-    table.add("upload 50 MiB, MB/s", megabytes / uploadSeconds, baseline: nil, target: "≥ 200 MB/s")
-    table.add("download 50 MiB, MB/s", megabytes / downloadSeconds, baseline: nil, target: "≥ 200 MB/s")
-    table.add("prefsd peak RSS during both, MiB", daemon.meter.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
-    daemon.stop()
+
+    table.print()
+} catch {
+    FileHandle.standardError.write(Data("prefs-bench: \(error)\n".utf8))
+    exit(1)
 }
-
-// MARK: In-process reads: embedded store, wrapper, context
-
-if section("reads") {
-    let reads = try await ReadCost.medians()
-    table.add("embedded resolve, ns per read (median)", reads.resolve, baseline: nil, target: "≤ 1 µs")
-    table.add("@PreferenceObserving read, ns (median)", reads.wrapper, baseline: nil, target: "≤ 1 µs")
-    table.add("withPrefs context read, ns (median)", reads.context, baseline: nil, target: "≤ 1 µs")
-}
-
-table.print()
