@@ -6,48 +6,35 @@ import Foundation
 /// A redis-server the benchmark starts on a Unix socket, with persistence off, as the baseline
 /// for the daemon's GET and SET rates and CPU per request (DESIGN.md measures against redis).
 final class BenchRedis {
-    let folder: URL
+    private let server: BenchServer
     let socketPath: String
-    let process: Process
 
     /// Starts redis-server, or returns nil when it is not installed.
     static func start() throws -> BenchRedis? {
-        guard let server = executableOnPath("redis-server") else { return nil }
-        return try BenchRedis(server: server)
+        guard let executable = executableOnPath("redis-server") else { return nil }
+        return try BenchRedis(executable)
     }
 
-    private init(server: URL) throws {
-        folder = URL(fileURLWithPath: "/tmp/prefs-bench-redis-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        socketPath = folder.appending(path: "redis.sock").path
-        process = Process()
-        process.executableURL = server
-        process.arguments = [
-            "--port", "0", "--unixsocket", socketPath, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
-            "--dir", folder.path, "--loglevel", "warning",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        for _ in 0..<10_000 {
-            if let connection = try? RedisConnection(socketPath: socketPath), (try? connection.command("PING")) != nil { return }
-            guard process.isRunning else { throw BenchError("redis-server exited with \(process.terminationStatus)") }
-            usleep(500)
-        }
-        throw BenchError("redis-server did not answer")
+    private init(_ executable: URL) throws {
+        let folder = URL(fileURLWithPath: "/tmp/prefs-bench-redis-\(UUID().uuidString.prefix(8))")
+        let socketPath = folder.appending(path: "redis.sock").path
+        self.socketPath = socketPath
+        server = try BenchServer(
+            executable, folder: folder,
+            arguments: {
+                [
+                    "--port", "0", "--unixsocket", socketPath, "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
+                    "--dir", $0.path, "--loglevel", "warning",
+                ]
+            },
+            ready: { (try? RedisConnection(socketPath: socketPath).command("PING")) != nil })
     }
 
     /// Its CPU time and memory.
-    var meter: ProcessMeter { ProcessMeter(pid: process.processIdentifier) }
-
-    /// A redis still running when the benchmark lets go of it (a section failed) is stopped.
-    deinit {
-        if process.isRunning { stop() }
-    }
+    var meter: ProcessMeter { server.meter }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: folder)
+        server.stop()
     }
 }
 

@@ -10,6 +10,8 @@ import PrefsKit
 struct QuickGet {
     private var key: String?
     private var scope: String?
+    /// `scope`, parsed.
+    private var scopePath = ScopePath.root
     private var explain = false
     private var json = false
     private var socket: String?
@@ -47,14 +49,15 @@ struct QuickGet {
                 return nil
             }
         }
-        guard key != nil, (try? ScopePath(scope ?? "/")) != nil else { return nil }
+        guard key != nil, let scopePath = try? ScopePath(scope ?? "/") else { return nil }
+        self.scopePath = scopePath
     }
 
     /// Asks the daemon, prints, and exits: 0 when the key has a value, 3 when it has none.
     func run() -> Never {
         let transport = UnixSocketTransport(socketPath: GlobalOptions.socketPath(socket))
         do {
-            let resolved = try PrefsClient.resolve(key!, scope: try ScopePath(scope ?? "/"), explain: explain, waitingOn: transport)
+            let resolved = try PrefsClient.resolve(key!, scope: scopePath, explain: explain, waitingOn: transport)
             GetCommand.show(resolved, json: json, explain: explain)
             exit(resolved.isSet ? 0 : 3)
         } catch let error as PrefsError {
