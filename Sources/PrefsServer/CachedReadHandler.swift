@@ -109,8 +109,7 @@ final class CachedReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentType] = "application/json"
         head.headerFields[.contentLength] = String(bytes.readableBytes)
-        head.headerFields[.date] = date.now()
-        head.headerFields[.server] = "prefsd"
+        date.stamp(&head)
         if close { head.headerFields[.connection] = "close" }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(bytes)), promise: nil)
@@ -145,26 +144,5 @@ final class CachedReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
             index = text.index(after: index)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-}
-
-/// The `Date` header's value (RFC 9110, `Sun, 06 Nov 1994 08:49:37 GMT`), formatted once a second.
-struct HTTPDate {
-    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    private var second = 0
-    private var text = ""
-
-    /// The current time's value.
-    mutating func now() -> String {
-        var clock = time(nil)
-        guard clock != second else { return text }
-        second = clock
-        var parts = tm()
-        gmtime_r(&clock, &parts)
-        func twoDigits(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        text = "\(Self.days[Int(parts.tm_wday)]), \(twoDigits(parts.tm_mday)) \(Self.months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(twoDigits(parts.tm_hour)):\(twoDigits(parts.tm_min)):\(twoDigits(parts.tm_sec)) GMT"
-        return text
     }
 }

@@ -40,8 +40,12 @@ public struct PrefsHTTPServer: Sendable {
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [PeerCredentialsHandler(allowedUID: uid, logger: logger), DisconnectHandler(endings: endings)]
-                        + CachedReadHandler.handlers(for: service) + [QuiesceGraceHandler()])),
+                    additionalChannelHandlers: [
+                        ReceiveBufferHandler(), PeerCredentialsHandler(allowedUID: uid, logger: logger),
+                        DisconnectHandler(endings: endings),
+                    ]
+                        + CachedReadHandler.handlers(for: service) + WatchStreamHandler.handlers(for: service)
+                        + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
                 chmod(socketPath, 0o600)

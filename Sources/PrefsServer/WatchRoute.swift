@@ -17,7 +17,7 @@ struct WatchRoute: Sendable {
         router.get("/v1/watch") { request, context -> Response in
             // Subscribes now, before the answer's head is sent: a client that has the head
             // misses no change made after it, and one that cannot watch gets a status.
-            let (events, end) = try await open(try parse(request))
+            let (events, end) = try await open(try Self.parse(request))
             let connection = context.connection
             return Response(
                 status: .ok,
@@ -48,7 +48,8 @@ struct WatchRoute: Sendable {
         return (try await service.openWatch(request), {})
     }
 
-    private func parse(_ request: Request) throws -> WatchRequest {
+    /// The watch a request asks for (its query, and `Last-Event-ID`).
+    static func parse(_ request: Request) throws -> WatchRequest {
         let query = request.uri.queryParameters
         let keys = query.getAll("key").map { String($0) }
         for key in keys { try KeyName.validate(key) }

@@ -7,33 +7,48 @@ extension EmbeddedStore {
     /// than the log keeps ends the stream with `compacted`, carrying the oldest revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         do {
-            return try subscribe(request).events
+            return try openStream(request)
         } catch {
             return AsyncThrowingStream { throw error }
         }
     }
 
     public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
-        try subscribe(request).events
+        try openStream(request)
     }
 
     public func openEndableWatch(_ request: WatchRequest) async throws
         -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
     {
-        try subscribe(request)
+        let handle = try subscribe(request)
+        // `end` holds only the channel, so it keeps nothing alive.
+        return (Self.stream(of: handle), { [channel = handle.channel] in channel.finish() })
     }
 
-    /// Subscribes `request` now, or throws why it cannot be: the stream, and what ends it.
-    private func subscribe(_ request: WatchRequest) throws
-        -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
-    {
+    private func openStream(_ request: WatchRequest) throws -> AsyncThrowingStream<ChangeEvent, any Error> {
+        Self.stream(of: try subscribe(request))
+    }
+
+    /// The watch's events as a stream that holds its handle: when the stream is dropped, the
+    /// subscription goes.
+    private static func stream(of handle: WatchHandle) -> AsyncThrowingStream<ChangeEvent, any Error> {
+        AsyncThrowingStream(unfolding: { try await handle.channel.next() })
+    }
+
+    public func openWatchFeed(_ request: WatchRequest, onReady: @escaping @Sendable () -> Void) throws -> any WatchFeed {
+        try subscribe(request, onReady: onReady)
+    }
+
+    /// Subscribes `request` now, or throws why it cannot be. The subscription lasts as long as
+    /// the handle (or until the handle's feed is ended); `onReady` wakes a reader that polls.
+    private func subscribe(_ request: WatchRequest, onReady: (@Sendable () -> Void)? = nil) throws -> WatchHandle {
         for key in request.keys { try KeyName.validate(key) }
         let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
         if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
-        let channel = WatchChannel(limit: configuration.watchBufferLimit, revision: request.since ?? current)
+        let channel = WatchChannel(
+            limit: configuration.watchBufferLimit, revision: request.since ?? current, onReady: onReady)
         let subscription = try hub.subscribe(
             request, channel: channel, overrides: configuration.overrides, replaying: request.since != nil)
-        let handle = WatchHandle(hub: hub, id: subscription.id, channel: channel)
         if let since = request.since {
             Task {
                 do {
@@ -45,9 +60,7 @@ extension EmbeddedStore {
                 }
             }
         }
-        // The stream holds the handle: when it is dropped, the subscription goes. `end` holds
-        // only the channel, so it keeps nothing alive.
-        return (AsyncThrowingStream(unfolding: { try await handle.channel.next() }), { [channel] in channel.finish() })
+        return WatchHandle(hub: hub, id: subscription.id, channel: channel)
     }
 
     /// Sends the selected changes in (`since`, `through`] to `channel`, at the watcher's pace.
@@ -111,9 +124,9 @@ extension EmbeddedStore {
     }
 }
 
-/// Keeps a watch subscribed for as long as its stream is in use: when the stream (and so this
-/// handle) is released, the watch is removed from the hub.
-private final class WatchHandle: Sendable {
+/// Keeps a watch subscribed for as long as its stream or feed is in use: when the stream (and so
+/// this handle) is released, or the feed is ended, the watch is removed from the hub.
+private final class WatchHandle: WatchFeed {
     let hub: WatchHub
     let id: Int
     let channel: WatchChannel
@@ -124,8 +137,16 @@ private final class WatchHandle: Sendable {
         self.channel = channel
     }
 
-    deinit {
+    func poll() -> WatchFeedItem {
+        channel.poll()
+    }
+
+    func end() {
         channel.finish()
         hub.unsubscribe(id)
+    }
+
+    deinit {
+        end()
     }
 }

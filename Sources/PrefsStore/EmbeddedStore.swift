@@ -16,7 +16,7 @@ import PrefsKit
 ///
 /// One store per database file: a second `EmbeddedStore` or `prefsd` on the same file fails at
 /// once with `conflict`, naming the owner's pid. `prefsd` is this store behind an HTTP server.
-public final class EmbeddedStore: ImmediateResolving, EndableWatching {
+public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatching {
     /// The database file.
     public let path: String
     /// How the store was opened.

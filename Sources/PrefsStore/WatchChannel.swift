@@ -2,13 +2,14 @@ import Synchronization
 import PrefsKit
 
 /// The queue between the hub (which pushes events, never waiting) and one watcher (which pulls
-/// them at its own pace).
+/// them at its own pace: a task awaiting ``next()``, or a feed's reader that ``poll()``s when
+/// told the channel is ready).
 ///
 /// Bounded: when a watcher has `limit` events waiting, the channel ends with an `overflow`
 /// event carrying the last revision it holds, so a slow watcher never blocks the writer or
 /// other watchers, and can resume from that revision without missing anything.
 final class WatchChannel: Sendable {
-    private struct State: ~Copyable {
+    fileprivate struct State: ~Copyable {
         var events: [ChangeEvent] = []
         var head = 0
         /// The revision of the last event queued: what an `overflow` tells the watcher to resume from.
@@ -18,6 +19,10 @@ final class WatchChannel: Sendable {
         var consumer: CheckedContinuation<ChangeEvent?, any Error>?
         /// The replay task waiting for the watcher to drain (see ``pushWhenRoom(_:)``).
         var producer: CheckedContinuation<Void, Never>?
+        /// A polling reader's wake-up, dropped when the channel ends.
+        var onReady: (@Sendable () -> Void)?
+        /// Whether the polling reader has been woken since it last found the channel empty.
+        var woken = false
 
         var count: Int { events.count - head }
     }
@@ -27,31 +32,35 @@ final class WatchChannel: Sendable {
 
     /// A channel holding at most `limit` events, for a watcher that has seen everything up to
     /// `revision` (its `since`, or the revision it started at).
-    init(limit: Int, revision: Revision) {
+    /// `onReady`, for a reader that polls, is called whenever the channel has something after a
+    /// ``poll()`` found it empty.
+    init(limit: Int, revision: Revision, onReady: (@Sendable () -> Void)? = nil) {
         self.limit = max(2, limit)
-        state = Mutex(State(lastRevision: revision))
+        state = Mutex(State(lastRevision: revision, onReady: onReady))
     }
 
     /// Queues a live event. When that fills the channel, also queues `overflow` and ends it.
     /// Returns false if the channel has ended (the watcher is gone or overflowed).
     @discardableResult
     func push(_ event: ChangeEvent) -> Bool {
-        let resumed: (CheckedContinuation<ChangeEvent?, any Error>, ChangeEvent)? = state.withLock { state in
-            guard !state.ended else { return nil }
+        let (resumed, wake, ended) = state.withLock { state -> ((CheckedContinuation<ChangeEvent?, any Error>, ChangeEvent)?, (@Sendable () -> Void)?, Bool) in
+            guard !state.ended else { return (nil, nil, true) }
             state.lastRevision = event.revision
             if let consumer = state.consumer {
                 state.consumer = nil
-                return (consumer, event)
+                return ((consumer, event), nil, false)
             }
             state.events.append(event)
             if state.count >= limit - 1 {
                 state.events.append(ChangeEvent(revision: event.revision, kind: .overflow))
                 state.ended = true
+                return (nil, state.endReader(), true)
             }
-            return nil
+            return (nil, state.wakeReader(), false)
         }
         if let (consumer, event) = resumed { consumer.resume(returning: event) }
-        return !isEnded
+        wake?()
+        return !ended
     }
 
     /// Queues a replayed event, first waiting while the channel is half full: replay goes at the
@@ -81,8 +90,8 @@ final class WatchChannel: Sendable {
 
     /// Ends the channel: the watcher gets what is queued, then `error` if given, else the end.
     func finish(throwing error: (any Error)? = nil, finalEvent: ChangeEvent? = nil) {
-        let (consumer, producer, deliver) = state.withLock { state -> (CheckedContinuation<ChangeEvent?, any Error>?, CheckedContinuation<Void, Never>?, ChangeEvent?) in
-            guard !state.ended else { return (nil, nil, nil) }
+        let (consumer, producer, deliver, wake) = state.withLock { state -> (CheckedContinuation<ChangeEvent?, any Error>?, CheckedContinuation<Void, Never>?, ChangeEvent?, (@Sendable () -> Void)?) in
+            guard !state.ended else { return (nil, nil, nil, nil) }
             state.ended = true
             state.failure = error
             let consumer = state.consumer
@@ -90,9 +99,10 @@ final class WatchChannel: Sendable {
             let producer = state.producer
             state.producer = nil
             if consumer == nil, let finalEvent { state.events.append(finalEvent) }
-            return (consumer, producer, consumer == nil ? nil : finalEvent)
+            return (consumer, producer, consumer == nil ? nil : finalEvent, state.endReader())
         }
         producer?.resume()
+        wake?()
         if let consumer {
             if let deliver {
                 consumer.resume(returning: deliver)
@@ -111,27 +121,8 @@ final class WatchChannel: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (consumer: CheckedContinuation<ChangeEvent?, any Error>) in
                 let (result, producer) = state.withLock { state -> (Result<ChangeEvent?, any Error>?, CheckedContinuation<Void, Never>?) in
-                    if state.count > 0 {
-                        let event = state.events[state.head]
-                        state.head += 1
-                        if state.head > 1024, state.head * 2 > state.events.count {
-                            state.events.removeFirst(state.head)
-                            state.head = 0
-                        }
-                        var producer: CheckedContinuation<Void, Never>?
-                        if state.count < limit / 2 {
-                            producer = state.producer
-                            state.producer = nil
-                        }
-                        return (.success(event), producer)
-                    }
-                    if state.ended {
-                        if let failure = state.failure {
-                            state.failure = nil
-                            return (.failure(failure), nil)
-                        }
-                        return (.success(nil), nil)
-                    }
+                    if let (event, producer) = state.takeFirst(limit: limit) { return (.success(event), producer) }
+                    if state.ended { return (state.takeFailure().map { .failure($0) } ?? .success(nil), nil) }
                     if Task.isCancelled { return (.success(nil), nil) }
                     state.consumer = consumer
                     return (nil, nil)
@@ -142,5 +133,57 @@ final class WatchChannel: Sendable {
         } onCancel: {
             finish()
         }
+    }
+
+    /// For a polling reader: the next event, ``WatchFeedItem/waiting`` (after which the reader is
+    /// woken when there is more), or the end.
+    func poll() -> WatchFeedItem {
+        let (item, producer) = state.withLock { state -> (WatchFeedItem, CheckedContinuation<Void, Never>?) in
+            if let (event, producer) = state.takeFirst(limit: limit) { return (.event(event), producer) }
+            if state.ended { return (.ended(state.takeFailure()), nil) }
+            state.woken = false
+            return (.waiting, nil)
+        }
+        producer?.resume()
+        return item
+    }
+}
+
+extension WatchChannel.State {
+    /// Dequeues the next event, with the replay task to resume if that made room for it.
+    mutating func takeFirst(limit: Int) -> (ChangeEvent, CheckedContinuation<Void, Never>?)? {
+        guard count > 0 else { return nil }
+        let event = events[head]
+        head += 1
+        if head > 1024, head * 2 > events.count {
+            events.removeFirst(head)
+            head = 0
+        }
+        var resumed: CheckedContinuation<Void, Never>?
+        if count < limit / 2 {
+            resumed = producer
+            producer = nil
+        }
+        return (event, resumed)
+    }
+
+    /// The error the channel ended with, given once.
+    mutating func takeFailure() -> (any Error)? {
+        defer { failure = nil }
+        return failure
+    }
+
+    /// The polling reader's wake-up, if it is not already woken.
+    mutating func wakeReader() -> (@Sendable () -> Void)? {
+        guard let onReady, !woken else { return nil }
+        woken = true
+        return onReady
+    }
+
+    /// The polling reader's last wake-up, at the end: dropped from the channel, so that nothing
+    /// the reader holds is kept alive by it.
+    mutating func endReader() -> (@Sendable () -> Void)? {
+        defer { onReady = nil }
+        return onReady
     }
 }
