@@ -8,7 +8,8 @@ import Logging
 
 /// Closes a Unix-socket connection whose peer runs as another user (checked with `SO_PEERCRED`
 /// as the connection is set up), so only the daemon's own user can talk to it even if the
-/// socket's permissions are loosened.
+/// socket's permissions are loosened. Having asked, it leaves the pipeline: an open connection
+/// does not keep it.
 final class PeerCredentialsHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     typealias InboundIn = Never
 
@@ -21,6 +22,7 @@ final class PeerCredentialsHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        defer { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
         #if os(Linux)
         guard let provider = context.channel as? any SocketOptionProvider,
             context.channel.localAddress?.protocol == .unix

@@ -40,11 +40,8 @@ public struct PrefsHTTPServer: Sendable {
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [
-                        ReceiveBufferHandler(), PeerCredentialsHandler(allowedUID: uid, logger: logger),
-                        DisconnectHandler(endings: endings),
-                    ]
-                        + CachedReadHandler.handlers(for: service) + WatchStreamHandler.handlers(for: service)
+                    additionalChannelHandlers: [ReceiveBufferHandler(), PeerCredentialsHandler(allowedUID: uid, logger: logger)]
+                        + EventLoopAnswerHandler.handlers(for: service, endings: endings)
                         + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in

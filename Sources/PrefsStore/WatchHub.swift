@@ -20,11 +20,11 @@ final class WatchHub: Sendable {
 
     private struct State: ~Copyable {
         var subscribers: [Int: Subscriber] = [:]
-        var byKey: [String: Set<Int>] = [:]
-        var byPrefix: [String: Set<Int>] = [:]
-        var byDraft: [String: Set<Int>] = [:]
-        var byThread: [String: Set<Int>] = [:]
-        var byAccount: [String: Set<Int>] = [:]
+        var byKey: [String: WatchIDs] = [:]
+        var byPrefix: [String: WatchIDs] = [:]
+        var byDraft: [String: WatchIDs] = [:]
+        var byThread: [String: WatchIDs] = [:]
+        var byAccount: [String: WatchIDs] = [:]
         var prefixLengths: [Int: Int] = [:]  // prefix length in UTF-8 bytes → how many prefixes have it
         var everything: Set<Int> = []
         var nextID = 0
@@ -62,17 +62,17 @@ final class WatchHub: Sendable {
             state.subscribers[id] = Subscriber(
                 request: request, channel: channel, overrides: overrides, held: replaying ? [] : nil)
             if let draft = request.draft {
-                state.byDraft[draft.uuidString, default: []].insert(id)
+                WatchIDs.insert(id, into: &state.byDraft, at: draft.uuidString)
             } else if let thread = request.thread {
-                state.byThread[thread, default: []].insert(id)
+                WatchIDs.insert(id, into: &state.byThread, at: thread)
             } else if let account = request.account {
-                state.byAccount[account, default: []].insert(id)
+                WatchIDs.insert(id, into: &state.byAccount, at: account)
             } else if request.keys.isEmpty && request.prefixes.isEmpty {
                 state.everything.insert(id)
             }
-            for key in request.keys { state.byKey[key, default: []].insert(id) }
+            for key in request.keys { WatchIDs.insert(id, into: &state.byKey, at: key) }
             for prefix in request.prefixes {
-                state.byPrefix[prefix, default: []].insert(id)
+                WatchIDs.insert(id, into: &state.byPrefix, at: prefix)
                 state.prefixLengths[prefix.utf8.count, default: 0] += 1
             }
             return (id, state.revision)
@@ -95,12 +95,12 @@ final class WatchHub: Sendable {
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return }
             state.everything.remove(id)
             let request = subscriber.request
-            Self.remove(id, from: &state.byDraft, at: request.draft?.uuidString)
-            Self.remove(id, from: &state.byThread, at: request.thread)
-            Self.remove(id, from: &state.byAccount, at: request.account)
-            for key in request.keys { Self.remove(id, from: &state.byKey, at: key) }
+            WatchIDs.remove(id, from: &state.byDraft, at: request.draft?.uuidString)
+            WatchIDs.remove(id, from: &state.byThread, at: request.thread)
+            WatchIDs.remove(id, from: &state.byAccount, at: request.account)
+            for key in request.keys { WatchIDs.remove(id, from: &state.byKey, at: key) }
             for prefix in request.prefixes {
-                Self.remove(id, from: &state.byPrefix, at: prefix)
+                WatchIDs.remove(id, from: &state.byPrefix, at: prefix)
                 let length = prefix.utf8.count
                 state.prefixLengths[length]! -= 1
                 if state.prefixLengths[length] == 0 { state.prefixLengths[length] = nil }
@@ -155,30 +155,25 @@ final class WatchHub: Sendable {
         for channel in channels { channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .shutdown)) }
     }
 
-    private static func remove(_ id: Int, from index: inout [String: Set<Int>], at name: String?) {
-        guard let name else { return }
-        index[name]?.remove(id)
-        if index[name]?.isEmpty == true { index[name] = nil }
-    }
-
     /// The ids of the watches that may select `event` (``WatchFilter`` decides).
     private static func selecting(_ event: ChangeEvent, in state: borrowing State) -> Set<Int> {
         if let draft = event.draft {
-            var ids = state.byDraft[draft] ?? []
+            var ids: Set<Int> = []
+            state.byDraft[draft]?.add(to: &ids)
             for thread in [event.thread, event.previousThread].compactMap({ $0 }) {
-                ids.formUnion(state.byThread[thread] ?? [])
+                state.byThread[thread]?.add(to: &ids)
             }
-            if let account = event.account { ids.formUnion(state.byAccount[account] ?? []) }
+            if let account = event.account { state.byAccount[account]?.add(to: &ids) }
             return ids
         }
         guard let key = event.key else { return [] }
         var ids = state.everything
-        if let exact = state.byKey[key] { ids.formUnion(exact) }
+        state.byKey[key]?.add(to: &ids)
         if !state.prefixLengths.isEmpty {
             let bytes = key.utf8
             for length in state.prefixLengths.keys where length <= bytes.count {
                 let prefix = String(decoding: bytes.prefix(length), as: UTF8.self)
-                if let matching = state.byPrefix[prefix] { ids.formUnion(matching) }
+                state.byPrefix[prefix]?.add(to: &ids)
             }
         }
         return ids

@@ -2,7 +2,7 @@ import Foundation
 import TestHarness
 import Testing
 
-/// Reads the daemon answers from memory on the connection's thread (CachedReadHandler) against
+/// Reads the daemon answers from memory on the connection's thread (EventLoopAnswerHandler) against
 /// the router's answers, through the whole real pipeline: same bytes, same order, and never a
 /// value older than a write already answered.
 @Suite struct CachedReadTests {

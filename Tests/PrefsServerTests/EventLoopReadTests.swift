@@ -9,9 +9,9 @@ import Testing
 
 @testable import PrefsServer
 
-/// ``CachedReadHandler`` in a channel of its own over a real store: which requests it answers
-/// itself and which it passes on to the router, and what it answers.
-@Suite struct CachedReadHandlerTests {
+/// ``EventLoopAnswerHandler``'s reads, in a channel of its own over a real store: which requests
+/// it answers itself and which it passes on to the router, and what it answers.
+@Suite struct EventLoopReadTests {
     /// What the channel did with one request: the answer it wrote, or the parts it passed on.
     enum Outcome: Equatable {
         case answered(status: HTTPResponse.Status, body: String, close: Bool)
@@ -44,7 +44,7 @@ import Testing
     @Test func answersPlainReadsFromTheStoreExactlyAsTheRouteWould() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             try await store.set("k.v", to: ["b": [1, "x"], "a": nil], scope: "/accounts/al@ice")
-            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+            let channel = EmbeddedChannel(handler: EventLoopAnswerHandler(service: store))
 
             let resolved = try await store.resolve("k.v", scope: "/accounts/al@ice/x", explain: false)
             let expected = try #require(resolved.compactWireJSON)
@@ -61,7 +61,7 @@ import Testing
 
     @Test func leavesEverythingElseToTheRouter() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+            let channel = EmbeddedChannel(handler: EventLoopAnswerHandler(service: store))
             let others: [HTTPRequest] = [
                 Self.get("/v1/prefs/k.v?scope=/a&explain=1"),  // another parameter
                 Self.get("/v1/prefs/k.v?explain=1"),
@@ -89,7 +89,7 @@ import Testing
 
     @Test func waitsForTheRoutersAnswerBeforeAnsweringAgain() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let channel = EmbeddedChannel(handler: CachedReadHandler(store: store))
+            let channel = EmbeddedChannel(handler: EventLoopAnswerHandler(service: store))
             // A write is with the router; a read pipelined behind it must not overtake its answer.
             #expect(try Self.send(HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"), body: "1", to: channel) == .passedOn(parts: 3))
             #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))

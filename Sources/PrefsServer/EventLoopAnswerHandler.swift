@@ -1,0 +1,224 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOHTTPTypes
+import PrefsKit
+
+/// Answers the daemon's two busiest requests on the connection's event loop, before they reach
+/// Hummingbird: plain reads, from the store's memory, and watches, streamed from a store feed.
+///
+/// Through the router a request crosses from the event loop to a task and back. For a read
+/// served from memory those crossings are most of its cost (``CachedRead`` makes the router's
+/// exact answer). A watch holds its task for as long as it lasts — Hummingbird's response writer,
+/// the stream loop, their continuations: about 13 KiB, for 10 000 idle watchers 130 MiB. Here a
+/// watch costs its subscription and a few fields.
+///
+/// A watch's answer is the route's: the same head, a `: watching` comment, each event as
+/// ``ServerSentEvent`` encodes it, and a last `error` event if an error ends the watch. A watch
+/// the store cannot open (a bad query, too many watches, a compacted `since`) goes to the router,
+/// which words the error. The next event is read from the feed only while the connection can take
+/// it; a client reading too slowly is ended with `overflow` by the store's bounded queue, as any
+/// slow watcher is. The stream ends when the client goes or the store ends it (at shutdown, with
+/// `shutdown`), and then so does the connection. With this handler in the pipeline the router
+/// streams no watch, so a connection needs no ``DisconnectHandler``.
+///
+/// Answers keep their order: a read is answered only when no earlier request of the connection
+/// is still with the router, and a watch behind such requests waits for their answers. Once the
+/// server starts to stop, everything goes to the router, leaving the connection's end to it and
+/// ``QuiesceGraceHandler``.
+final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the handler answers itself, once the request has been read whole.
+    private enum Answer {
+        case read(body: String, close: Bool)
+        case watch
+    }
+
+    private let reads: (any ImmediateResolving)?
+    private let watches: (any FeedWatching)?
+    /// Requests passed on whose answers have not ended yet.
+    private var passedOn = 0
+    /// The request being read, and how the handler will answer it.
+    private var held: (head: HTTPRequest, answer: Answer)?
+    /// A watch read whole, to open once the router has answered the requests before it.
+    private var waitingWatch: HTTPRequest?
+    /// The watch being streamed. From a watch on, the connection carries nothing else.
+    private var feed: (any WatchFeed)?
+    private var stopping = false
+
+    /// A handler answering what `service` can answer at once: reads if it resolves from memory,
+    /// watches if it gives them as feeds (the embedded store does both).
+    init(service: any PrefsService) {
+        reads = service as? any ImmediateResolving
+        watches = service as? any FeedWatching
+    }
+
+    /// The handlers a new connection to `service` needs: this one, and, when `service` cannot
+    /// give its watches as feeds, a ``DisconnectHandler`` to end the router's watch streams
+    /// through `endings`.
+    static func handlers(for service: any PrefsService, endings: WatchEndings) -> [any RemovableChannelHandler] {
+        let handler = EventLoopAnswerHandler(service: service)
+        return handler.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A client does not send another request on a connection that is to stream a watch; if
+        // it does, the request is not answered (the connection closes when the stream ends).
+        guard feed == nil, waitingWatch == nil else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if let answer = answer(to: request) {
+                held = (request, answer)
+                return
+            }
+            passedOn += 1
+            context.fireChannelRead(data)
+        case .body:
+            if let request = held?.head {
+                // A body, unusual for a GET: the router has the request after all.
+                held = nil
+                passOn(request, context: context)
+            }
+            context.fireChannelRead(data)
+        case .end:
+            guard let (request, answer) = held else { return context.fireChannelRead(data) }
+            held = nil
+            switch answer {
+            case .read(let body, let close):
+                send(body, close: close, context: context)
+            case .watch where passedOn > 0:
+                waitingWatch = request
+            case .watch:
+                stream(request, context: context)
+            }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        passedOn -= 1
+        context.write(data, promise: promise)
+        if passedOn == 0, let request = waitingWatch {
+            waitingWatch = nil
+            stream(request, context: context)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { writeEvents(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            stopping = true
+            // The store ends the stream at shutdown, and the connection closes after it.
+            if feed != nil { return }
+        }
+        if case .some(.inputClosed) = event as? ChannelEvent, let feed {
+            // The client has gone: end its watch now, not at its next event.
+            feed.end()
+            return writeEvents(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        endFeed()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        endFeed()
+    }
+
+    /// How the handler answers `request` itself, or nil to pass it on.
+    private func answer(to request: HTTPRequest) -> Answer? {
+        guard !stopping else { return nil }
+        if watches != nil, request.method == .get, let path = request.path, path == "/v1/watch" || path.hasPrefix("/v1/watch?"),
+            !request.hasBody
+        {
+            return .watch
+        }
+        guard passedOn == 0, let reads, let (body, close) = CachedRead.answer(to: request, from: reads) else { return nil }
+        return .read(body: body, close: close)
+    }
+
+    private func passOn(_ request: HTTPRequest, context: ChannelHandlerContext) {
+        passedOn += 1
+        context.fireChannelRead(wrapInboundOut(.head(request)))
+    }
+
+    private func send(_ body: String, close: Bool, context: ChannelHandlerContext) {
+        let bytes = context.channel.allocator.buffer(string: body)
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentType] = "application/json"
+        head.headerFields[.contentLength] = String(bytes.readableBytes)
+        HTTPDate.shared.stamp(&head)
+        if close { head.headerFields[.connection] = "close" }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(bytes)), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close { closeAfter(written, context: context) }
+    }
+
+    /// Opens the watch `request` asks for and starts its answer; if the store cannot open it,
+    /// passes the request on whole.
+    private func stream(_ request: HTTPRequest, context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        do {
+            let watch = try WatchRoute.parse(Request(head: request, body: RequestBody(buffer: ByteBuffer())))
+            feed = try watches?.openWatchFeed(watch) {
+                bound.eventLoop.execute { bound.value.handler.writeEvents(context: bound.value.context) }
+            }
+        } catch {}
+        guard feed != nil else {
+            passOn(request, context: context)
+            return context.fireChannelRead(wrapInboundOut(.end(nil)))
+        }
+        var head = HTTPResponse(status: .ok, headerFields: [.contentType: "text/event-stream", .cacheControl: "no-cache"])
+        HTTPDate.shared.stamp(&head)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: ": watching\n\n"))), promise: nil)
+        writeEvents(context: context)
+        context.flush()
+    }
+
+    /// Writes the feed's waiting events while the connection takes them; at the feed's end,
+    /// ends the answer and the connection.
+    private func writeEvents(context: ChannelHandlerContext) {
+        guard let feed else { return }
+        var wrote = false
+        defer { if wrote { context.flush() } }
+        while context.channel.isWritable {
+            switch feed.poll() {
+            case .event(let event):
+                context.write(wrapOutboundOut(.body(ByteBuffer(bytes: ServerSentEvent.encode(event)))), promise: nil)
+                wrote = true
+            case .waiting:
+                return
+            case .ended(let error):
+                self.feed = nil
+                if let error = error as? PrefsError {
+                    context.write(wrapOutboundOut(.body(ByteBuffer(bytes: ServerSentEvent.encode(error)))), promise: nil)
+                }
+                wrote = false
+                return closeAfter(context.writeAndFlush(wrapOutboundOut(.end(nil))), context: context)
+            }
+        }
+    }
+
+    private func closeAfter(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.whenComplete { _ in loopBound.value.close(promise: nil) }
+    }
+
+    private func endFeed() {
+        feed?.end()
+        feed = nil
+    }
+}
