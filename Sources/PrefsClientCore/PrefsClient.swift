@@ -28,7 +28,7 @@ public final class PrefsClient: PrefsService {
 
     public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
         let spec = try Self.resolveRequest(key, scope: scope, explain: explain)
-        return try Self.decode(try await transport.send(spec), answering: spec)
+        return try Self.resolution(try await transport.send(spec), answering: spec)
     }
 
     /// ``resolve(_:scope:explain:)`` on the calling thread, which waits for the answer: for a
@@ -37,7 +37,17 @@ public final class PrefsClient: PrefsService {
         _ key: String, scope: ScopePath, explain: Bool, waitingOn transport: UnixSocketTransport
     ) throws -> ResolvedPreference {
         let spec = try resolveRequest(key, scope: scope, explain: explain)
-        return try decode(try transport.sendBlocking(spec), answering: spec)
+        return try resolution(try transport.sendBlocking(spec), answering: spec)
+    }
+
+    /// The answer to a resolve: read directly when it is the daemon's compact form, else decoded.
+    private static func resolution(_ response: HTTPResponseData, answering spec: HTTPRequestSpec) throws
+        -> ResolvedPreference
+    {
+        if (200..<300).contains(response.status), let resolved = ResolvedPreference(compactWireJSON: response.body) {
+            return resolved
+        }
+        return try decode(response, answering: spec)
     }
 
     private static func resolveRequest(_ key: String, scope: ScopePath, explain: Bool) throws -> HTTPRequestSpec {
@@ -169,8 +179,13 @@ public final class PrefsClient: PrefsService {
     }
 
     static func target(_ path: String, query: [(String, String?)]) -> String {
-        let items = query.compactMap { name, value in value.map { "\(name)=\(percentEncoded($0))" } }
-        return items.isEmpty ? path : path + "?" + items.joined(separator: "&")
+        var target = path
+        for (name, value) in query {
+            guard let value else { continue }
+            target += target.utf8.count == path.utf8.count ? "?" : "&"
+            target += name + "=" + percentEncoded(value)
+        }
+        return target
     }
 
     /// `text` percent-encoded for a query value, where `/`, `:` and `@` may stay.

@@ -123,7 +123,8 @@ public struct UnixSocketTransport: HTTPTransport {
         var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: prefsd\r\nConnection: close\r\n"
         for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
         for line in framing { head += line + "\r\n" }
-        return Data((head + "\r\n").utf8)
+        head += "\r\n"
+        return head.withUTF8 { Data(buffer: $0) }
     }
 
     /// Reads a whole answer.

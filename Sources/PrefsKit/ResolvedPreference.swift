@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where an effective value came from.
 ///
 /// On the wire it is a string: `override`, `lock:/path`, `scope:/path`, `default` or `none`.
@@ -113,5 +115,31 @@ extension ResolvedPreference {
     public var compactWireJSON: String? {
         guard chain == nil else { return nil }
         return #"{"key":"\#(key)","revision":\#(revision),"scope":"\#(scope.path)","source":"\#(source)","value":\#(value.canonicalText)}"#
+    }
+
+    /// Reads what ``compactWireJSON`` writes, without a decoder: for a one-shot `prefsctl get`,
+    /// a `JSONDecoder`'s first use costs more than the whole request. Nil for any other text
+    /// (an explained answer, other spacing or order), which a decoder must read.
+    public init?(compactWireJSON bytes: Data) {
+        var rest = bytes[...]
+        /// The text up to the next `"`, which the writer never escapes in these members.
+        func quoted(after prefix: String) -> String? {
+            guard rest.starts(with: prefix.utf8) else { return nil }
+            rest = rest.dropFirst(prefix.utf8.count)
+            guard let end = rest.firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            defer { rest = rest[rest.index(after: end)...] }
+            return String(decoding: rest[..<end], as: UTF8.self)
+        }
+        guard let key = quoted(after: #"{"key":""#), rest.starts(with: #","revision":"#.utf8) else { return nil }
+        rest = rest.dropFirst(#","revision":"#.utf8.count)
+        let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        rest = rest.dropFirst(digits.count)
+        guard let revision = Revision(String(decoding: digits, as: UTF8.self)),
+            let scopeText = quoted(after: #","scope":""#), let scope = try? ScopePath(scopeText),
+            let sourceText = quoted(after: #","source":""#), let source = try? PreferenceSource(sourceText),
+            rest.starts(with: #","value":"#.utf8), rest.last == UInt8(ascii: "}"),
+            let value = try? JSONValue(parsing: Array(rest.dropFirst(#","value":"#.utf8.count).dropLast()))
+        else { return nil }
+        self.init(key: key, scope: scope, value: value, source: source, revision: revision)
     }
 }

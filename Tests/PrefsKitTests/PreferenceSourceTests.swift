@@ -40,9 +40,27 @@ struct PreferenceSourceTests {
                 revision: 42)
             let encoded = String(decoding: try WireJSON.encoder().encode(resolved), as: UTF8.self)
             #expect(resolved.compactWireJSON == encoded)
+            // And read back without a decoder, to what a decoder reads.
+            #expect(ResolvedPreference(compactWireJSON: Data(encoded.utf8)) == resolved)
+            #expect(try JSONDecoder().decode(ResolvedPreference.self, from: Data(encoded.utf8)) == resolved)
         }
         let explained = ResolvedPreference(key: "k", scope: .root, value: 1, source: .default, revision: 1, chain: [])
         #expect(explained.compactWireJSON == nil)
+    }
+
+    @Test("Any text but the compact form is left to a decoder", arguments: [
+        #"{"key":"k","revision":1,"scope":"/","source":"default","value":1,"chain":[]}"#,  // explained
+        #"{"key": "k","revision":1,"scope":"/","source":"default","value":1}"#,  // other spacing
+        #"{"revision":1,"key":"k","scope":"/","source":"default","value":1}"#,  // other order
+        #"{"key":"k","revision":-1,"scope":"/","source":"default","value":1}"#,
+        #"{"key":"k","revision":1,"scope":"no-slash","source":"default","value":1}"#,
+        #"{"key":"k","revision":1,"scope":"/","source":"elsewhere","value":1}"#,
+        #"{"key":"k","revision":1,"scope":"/","source":"default","value":[1,}"#,
+        #"{"key":"k","revision":1,"scope":"/","source":"default","value":1"#,
+        "",
+    ])
+    func compactWireJSONRefusesOthers(text: String) {
+        #expect(ResolvedPreference(compactWireJSON: Data(text.utf8)) == nil)
     }
 
     @Test("A resolved preference encodes its source as the wire string")
