@@ -186,6 +186,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: ": watching\n\n"))), promise: nil)
         writeEvents(context: context)
         context.flush()
+        RequestDecoderRemoval.removeDecoder(from: context)
     }
 
     /// Writes the feed's waiting events while the connection takes them; at the feed's end,

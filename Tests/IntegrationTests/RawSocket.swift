@@ -52,6 +52,11 @@ final class RawSocket: Sendable {
         _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Closes the sending side only, as a client does that has nothing more to say.
+    func shutdownSending() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     /// Reads until the peer closes (or 10 s pass without data), on a thread of its own.
     func readToEnd() async -> String {
         await onOwnThread {

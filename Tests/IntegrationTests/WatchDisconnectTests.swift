@@ -28,6 +28,26 @@ import Testing
         try await Self.waitForWatchers(1, on: daemon)
     }
 
+    @Test func whatAClientSendsOnItsWatchConnectionIsDroppedAndItsLeavingEndsTheWatch() async throws {
+        let daemon = try await Daemon()
+        let socket = try RawSocket(path: daemon.socketPath)
+        socket.send("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: t\r\n\r\n")
+        try await Self.waitForWatchers(1, on: daemon)
+        // Another request, then bytes that are no HTTP at all: neither is answered, and neither
+        // disturbs the stream or the daemon.
+        socket.send("GET /v1/status HTTP/1.1\r\nHost: t\r\n\r\n\u{1}\u{2} not http\r\n\r\n")
+        #expect(try await daemon.prefsctl("set", "a.b", "5").status == 0)
+        // The client closes its side: the daemon ends the watch and closes the connection.
+        socket.shutdownSending()
+        let answer = await socket.readToEnd()
+        #expect(answer.contains(": watching"))
+        #expect(parseEvents(answer).map(\.event) == ["set"])
+        #expect(answer.contains(#""value":5"#))
+        #expect(answer.components(separatedBy: "HTTP/1.1").count == 2, "the request sent after the watch was answered")
+        try await Self.waitForWatchers(0, on: daemon)
+        #expect(try await daemon.raw("GET", "/v1/prefs/a.b").status == 200)
+    }
+
     /// Polls the daemon's status until it reports `count` watchers (10 s at most: a liveness
     /// bound, far above the milliseconds it takes, not a timing).
     static func waitForWatchers(_ count: Int, on daemon: Daemon) async throws {
