@@ -9,6 +9,12 @@ struct HTTPResponseParser {
         case untilClose
     }
 
+    // Built from static text: `Data(_: some Sequence)` casts its argument at run time, and a
+    // cast's first use scans every protocol conformance in the binary — a measurable share of a
+    // one-shot `prefsctl get`.
+    private static let headEnd = Data(staticText: "\r\n\r\n")
+    private static let lineEnd = Data(staticText: "\r\n")
+
     private(set) var status: Int?
     private(set) var isComplete = false
     private var buffer = Data()
@@ -21,7 +27,7 @@ struct HTTPResponseParser {
         buffer.append(bytes)
         var body = Data()
         if status == nil {
-            guard let end = buffer.firstRange(of: Data("\r\n\r\n".utf8)) else { return body }
+            guard let end = buffer.firstRange(of: Self.headEnd) else { return body }
             try parseHead(String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self))
             buffer.removeSubrange(buffer.startIndex..<end.upperBound)
         }
@@ -50,7 +56,7 @@ struct HTTPResponseParser {
                         chunkRemaining = nil
                     }
                 } else {
-                    guard let end = buffer.firstRange(of: Data("\r\n".utf8)) else { break }
+                    guard let end = buffer.firstRange(of: Self.lineEnd) else { break }
                     let line = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex..<end.upperBound)
                     guard let size = Int(line.split(separator: ";").first ?? "", radix: 16) else {
@@ -107,5 +113,12 @@ enum HTTPParseError: Error, CustomStringConvertible {
         switch self {
         case .malformed(let reason): "The daemon's answer is not valid HTTP: \(reason)."
         }
+    }
+}
+
+extension Data {
+    /// The UTF-8 bytes of `text`.
+    init(staticText text: StaticString) {
+        self.init(bytes: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 }
