@@ -16,7 +16,7 @@ public enum JSONValue: Sendable {
 
     /// Parses JSON text. Throws ``PrefsError`` `invalid_json` with the parser's reason.
     public init(parsing data: some DataProtocol) throws {
-        if let scalar = Self.simpleScalar(Array(data)) {
+        if let scalar = Array(data).withUnsafeBufferPointer(Self.simpleScalar) {
             self = scalar
             return
         }
@@ -31,6 +31,11 @@ public enum JSONValue: Sendable {
 
     /// Parses JSON text from a string.
     public init(parsing text: String) throws {
+        var text = text
+        if let scalar = text.withUTF8(Self.simpleScalar) {
+            self = scalar
+            return
+        }
         try self.init(parsing: Data(text.utf8))
     }
 
@@ -238,12 +243,12 @@ extension JSONValue {
 
     /// The commonest preference texts — `true`, `false`, `null`, an integer, a string without
     /// escapes — parsed directly; nil for anything else, which the full parser takes.
-    fileprivate static func simpleScalar(_ bytes: [UInt8]) -> JSONValue? {
+    fileprivate static func simpleScalar(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         guard let first = bytes.first else { return nil }
         switch first {
-        case UInt8(ascii: "t"): return bytes == Array("true".utf8) ? .bool(true) : nil
-        case UInt8(ascii: "f"): return bytes == Array("false".utf8) ? .bool(false) : nil
-        case UInt8(ascii: "n"): return bytes == Array("null".utf8) ? .null : nil
+        case UInt8(ascii: "t"): return bytes.elementsEqual("true".utf8) ? .bool(true) : nil
+        case UInt8(ascii: "f"): return bytes.elementsEqual("false".utf8) ? .bool(false) : nil
+        case UInt8(ascii: "n"): return bytes.elementsEqual("null".utf8) ? .null : nil
         case UInt8(ascii: "\""):
             guard bytes.count >= 2, bytes.last == UInt8(ascii: "\""),
                 !bytes.dropFirst().dropLast().contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
@@ -255,7 +260,7 @@ extension JSONValue {
             guard let leading = digits.first, leading >= UInt8(ascii: "0"), leading <= UInt8(ascii: "9"),
                 leading != UInt8(ascii: "0") || digits.count == 1,
                 digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                !(first == UInt8(ascii: "-") && digits == [UInt8(ascii: "0")]),
+                !(first == UInt8(ascii: "-") && digits.elementsEqual(CollectionOfOne(UInt8(ascii: "0")))),
                 let value = Int64(String(decoding: bytes, as: UTF8.self))
             else { return nil }
             return .integer(value)

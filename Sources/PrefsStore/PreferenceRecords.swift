@@ -10,12 +10,22 @@ enum PreferenceRecords {
         var keys: [String: KeyState] = [:]
         // At most one key per row: sized once, the dictionary is not rehashed as it grows.
         keys.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
-        let values = try Row.fetchCursor(db, sql: "SELECT key, scope, value, revision FROM preference")
+        // In key order (the primary key's, so no sort): each key's values are gathered, then
+        // stored once, rather than its state being looked up and copied for every row.
+        let values = try Row.fetchCursor(db, sql: "SELECT key, scope, value, revision FROM preference ORDER BY key")
+        var gathering: (key: String, values: [ScopePath: StoredValue])?
         while let row = try values.next() {
             let key: String = row[0]
-            let value = try JSONValue(parsing: row[2] as String)
-            keys[key, default: KeyState()].values[try ScopePath(row[1])] = StoredValue(value: value, revision: row[3])
+            let stored = StoredValue(value: try JSONValue(parsing: row[2] as String), revision: row[3])
+            let scope = try ScopePath(row[1])
+            if gathering?.key == key {
+                gathering!.values[scope] = stored
+            } else {
+                if let (key, values) = gathering { keys[key] = KeyState(values: values) }
+                gathering = (key, [scope: stored])
+            }
         }
+        if let (key, values) = gathering { keys[key] = KeyState(values: values) }
         let locks = try Row.fetchCursor(db, sql: "SELECT key, scope, revision FROM preference_lock")
         while let row = try locks.next() {
             keys[row[0] as String, default: KeyState()].locks[try ScopePath(row[1])] = row[2]
