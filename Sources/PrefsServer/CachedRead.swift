@@ -11,10 +11,17 @@ enum CachedRead {
     /// The JSON body answering `request`, and whether to close the connection after it; nil to
     /// leave the request to the router.
     static func answer(to request: HTTPRequest, from store: any ImmediateResolving) -> (body: String, close: Bool)? {
-        let connection = request.headerFields[.connection]?.lowercased()
-        guard request.method == .get, let path = request.path, path.hasPrefix("/v1/prefs/"),
-            connection == nil || connection == "close", !request.hasBody
-        else { return nil }
+        guard request.method == .get, let path = request.path, !request.hasBody else { return nil }
+        return answer(toPath: path, connection: request.headerFields[.connection], from: store)
+    }
+
+    /// The JSON body answering a GET of `path` with that `Connection` header, and whether to
+    /// close the connection after it; nil to leave the request to the router.
+    static func answer(toPath path: String, connection: String?, from store: any ImmediateResolving)
+        -> (body: String, close: Bool)?
+    {
+        let connection = connection?.lowercased()
+        guard path.hasPrefix("/v1/prefs/"), connection == nil || connection == "close" else { return nil }
         let target = path.utf8.dropFirst("/v1/prefs/".utf8.count)
         let key: Substring.UTF8View
         var scopeText = "/"
@@ -31,6 +38,16 @@ enum CachedRead {
         guard (try? KeyName.validate(keyText)) != nil, let scope = try? ScopePath(scopeText) else { return nil }
         guard let body = store.resolveNow(keyText, scope: scope, explain: false).compactWireJSON else { return nil }
         return (body, connection == "close")
+    }
+
+    /// The answer's header fields, in the order Hummingbird writes them.
+    static func headerFields(bodyLength: Int, close: Bool) -> [(name: HTTPField.Name, value: String)] {
+        var fields: [(name: HTTPField.Name, value: String)] = [
+            (.contentType, "application/json"), (.contentLength, String(bodyLength)),
+            (.date, HTTPDate.shared.now()), (.server, "prefsd"),
+        ]
+        if close { fields.append((.connection, "close")) }
+        return fields
     }
 
     /// A query value with `%XX` decoded; nil for anything the router might read otherwise

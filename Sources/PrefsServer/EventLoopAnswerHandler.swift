@@ -156,10 +156,9 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func send(_ body: String, close: Bool, context: ChannelHandlerContext) {
         let bytes = context.channel.allocator.buffer(string: body)
         var head = HTTPResponse(status: .ok)
-        head.headerFields[.contentType] = "application/json"
-        head.headerFields[.contentLength] = String(bytes.readableBytes)
-        HTTPDate.shared.stamp(&head)
-        if close { head.headerFields[.connection] = "close" }
+        for (name, value) in CachedRead.headerFields(bodyLength: bytes.readableBytes, close: close) {
+            head.headerFields.append(HTTPField(name: name, value: value))
+        }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(bytes)), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))

@@ -40,7 +40,7 @@ public struct PrefsHTTPServer: Sendable {
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ReceiveBufferHandler(), PeerCredentialsHandler(allowedUID: uid, logger: logger)]
+                    additionalChannelHandlers: [ConnectionSetupHandler(service: service), PeerCredentialsHandler(allowedUID: uid, logger: logger)]
                         + EventLoopAnswerHandler.handlers(for: service, endings: endings)
                         + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),

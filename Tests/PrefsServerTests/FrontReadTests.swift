@@ -1,0 +1,157 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import PrefsKit
+import PrefsStore
+import TestHarness
+import Testing
+
+@testable import PrefsServer
+
+/// ``FrontReadHandler``: which raw request heads it answers itself, that its answers are the
+/// bytes the HTTP pipeline would send, and that it steps aside for good at the first request
+/// that is not a plain read.
+@Suite struct FrontReadTests {
+    /// A connection's pipeline as the server builds it, behind the raw bytes: the front handler
+    /// (when `front`), NIO's HTTP/1 encoder and decoder, the HTTP types codec, and the handler
+    /// that answers on the event loop. What reaches the end is the router's.
+    static func channel(over store: EmbeddedStore, front: Bool = true) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        let pipeline = channel.pipeline.syncOperations
+        if front { try pipeline.addHandler(FrontReadHandler(store: store)) }
+        try pipeline.addHandler(HTTPResponseEncoder())
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
+        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+        try pipeline.addHandler(EventLoopAnswerHandler(service: store))
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/unused")).wait()
+        return channel
+    }
+
+    /// Everything written to the connection so far, as text, with the `Date` header's value
+    /// blanked (it changes every second).
+    static func written(by channel: EmbeddedChannel) throws -> String {
+        var text = ""
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: bytes) }
+        return text.replacing(/Date: [^\r]*/, with: "Date: -")
+    }
+
+    /// How many request parts reached the router.
+    static func passedOn(by channel: EmbeddedChannel) throws -> Int {
+        var parts = 0
+        while try channel.readInbound(as: HTTPRequestPart.self) != nil { parts += 1 }
+        return parts
+    }
+
+    @Test func answersPlainReadsWithThePipelinesExactBytes() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            try await store.set("k.v", to: ["b": [1, "x"], "a": nil], scope: "/accounts/al@ice")
+            let requests = [
+                "GET /v1/prefs/k.v?scope=%2Faccounts%2Fal%40ice%2Fx HTTP/1.1\r\nHost: prefsd\r\n\r\n",
+                "GET /v1/prefs/never.set HTTP/1.1\r\nhost: x\r\nAccept: */*\r\nUser-Agent: t/1 (x)\r\n\r\n",
+                "GET /v1/prefs/k.v?scope=/accounts/al@ice HTTP/1.1\r\nConnection:  Close \r\n\r\n",
+            ]
+            for request in requests {
+                let front = try Self.channel(over: store)
+                let behind = try Self.channel(over: store, front: false)
+                try front.writeInbound(ByteBuffer(string: request))
+                try behind.writeInbound(ByteBuffer(string: request))
+                #expect(try Self.passedOn(by: front) == 0)
+                #expect(try Self.passedOn(by: behind) == 0)
+                let answer = try Self.written(by: front)
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n"))
+                #expect(answer == (try Self.written(by: behind)), "\(request)")
+                #expect(front.isActive == !request.contains("Close"))
+            }
+        }
+    }
+
+    @Test func answersPipelinedReadsInOrderAndWaitsForAWholeHead() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            try await store.set("a.one", to: 1, scope: "/")
+            try await store.set("a.two", to: 2, scope: "/")
+            let channel = try Self.channel(over: store)
+            try channel.writeInbound(
+                ByteBuffer(string: "GET /v1/prefs/a.one HTTP/1.1\r\n\r\nGET /v1/prefs/a.two HTTP/1.1\r\n\r\nGET /v1/prefs/a.o"))
+            let firstTwo = try Self.written(by: channel)
+            #expect(firstTwo.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
+            #expect(firstTwo.range(of: #""value":1"#)!.lowerBound < firstTwo.range(of: #""value":2"#)!.lowerBound)
+            try channel.writeInbound(ByteBuffer(string: "ne HTTP/1.1\r\n"))
+            #expect(try Self.written(by: channel).isEmpty)
+            try channel.writeInbound(ByteBuffer(string: "\r\n"))
+            #expect(try Self.written(by: channel).contains(#""value":1"#))
+            #expect(try Self.passedOn(by: channel) == 0)
+        }
+    }
+
+    @Test("Leaves every head that is not a plain read to the pipeline behind it, as if absent", arguments: [
+        "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 1\r\n\r\n1",
+        "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n",
+        "GET /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+        "GET /v1/prefs/k.v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET /v1/prefs/k.v HTTP/1.1\r\nConnection: keep-alive\r\n\r\n",
+        "GET /v1/prefs/k.v HTTP/1.1\r\nConnection: close\r\nConnection: close\r\n\r\n",
+        "GET /v1/prefs/k.v?explain=1 HTTP/1.1\r\n\r\n",
+        "GET /v1/prefs/Not%20A%20Key HTTP/1.1\r\n\r\n",
+        "GET /v1/prefs/k.v HTTP/1.1\r\nX-Folded: a\r\n b\r\n\r\n",
+        "GET /v1/status HTTP/1.1\r\n\r\n",
+    ])
+    func isTransparentToOthers(request: String) async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let front = try Self.channel(over: store)
+            let behind = try Self.channel(over: store, front: false)
+            // The same answer, the same parts to the router, the same error from the decoder.
+            let frontError = Result { try front.writeInbound(ByteBuffer(string: request)) }.error
+            let behindError = Result { try behind.writeInbound(ByteBuffer(string: request)) }.error
+            #expect(frontError == behindError)
+            #expect(try Self.written(by: front) == (try Self.written(by: behind)))
+            #expect(try Self.passedOn(by: front) == (try Self.passedOn(by: behind)))
+        }
+    }
+
+    @Test func neverOvertakesARequestWithTheRouter() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Self.channel(over: store)
+            try channel.writeInbound(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 1\r\n\r\n1"))
+            #expect(try Self.passedOn(by: channel) == 3)
+            // The write is with the router: a plain read after it waits for its answer.
+            try channel.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\n\r\n"))
+            #expect(try Self.written(by: channel).isEmpty)
+        }
+    }
+
+    @Test func readsOnlyPlainHeads() {
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v?scope=/a HTTP/1.1\r\nConnection: close\r\n\r\n"))
+            == .read(headLength: 58, path: "/v1/prefs/k.v?scope=/a", connection: "close"))
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/pr")) == .incomplete)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n")) == .other)
+        #expect(PlainRead.parse(ByteBuffer(string: "POST /v1/prefs/k.v HTTP/1.1\r\n\r\n")) == .other)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nHost: x\r")) == .incomplete)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\nHost: x\n\n")) == .other)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k v HTTP/1.1\r\n\r\n")) == .other)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nBad Name: x\r\n\r\n")) == .other)
+        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nX: \u{1}\r\n\r\n")) == .other)
+    }
+
+    @Test func stepsAsideWhenTheServerStartsToStop() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Self.channel(over: store)
+            // A head cut short, then shutdown: the bytes go on to the decoder, with what follows.
+            try channel.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\n"))
+            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            try channel.writeInbound(ByteBuffer(string: "\r\n"))
+            #expect(try Self.written(by: channel).isEmpty)
+            #expect(try Self.passedOn(by: channel) == 2)
+        }
+    }
+}
+
+extension Result where Success == Void {
+    /// What the failure says, if it failed.
+    fileprivate var error: String? {
+        guard case .failure(let error) = self else { return nil }
+        return "\(error)"
+    }
+}
