@@ -12,16 +12,24 @@ import PrefsKit
 /// everything after it, goes on to the decoder untouched: the handler steps aside for the rest of
 /// the connection, so it never has to order its answers against the router's. It steps aside as
 /// well once the server starts to stop.
-final class FrontReadHandler: ChannelInboundHandler, RemovableChannelHandler {
+///
+/// A client that sends reads faster than it takes their answers is not answered into memory
+/// without bound: while the connection cannot take more, the handler holds what it has received
+/// and reads no more from the socket.
+final class FrontReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = Any
 
     /// A request head longer than this is never plain.
     static let maximumHeadBytes = 4096
 
     private let store: any ImmediateResolving
-    /// The bytes of a request whose head has not arrived whole.
-    private var partial: ByteBuffer?
+    /// Bytes received and not yet handled: a head that has not arrived whole, or requests
+    /// waiting for the connection to take more answers.
+    private var pending: ByteBuffer?
+    /// Whether a read from the socket is held back until the connection takes more answers.
+    private var readHeld = false
     private var steppedAside = false
 
     init(store: any ImmediateResolving) {
@@ -31,17 +39,48 @@ final class FrontReadHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !steppedAside else { return context.fireChannelRead(data) }
         var bytes = unwrapInboundIn(data)
-        if var earlier = partial {
-            partial = nil
+        if var earlier = pending {
+            pending = nil  // so that appending does not copy
             earlier.writeBuffer(&bytes)
             bytes = earlier
         }
+        pending = bytes
+        answerPending(context: context)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if !steppedAside, !context.channel.isWritable {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, !steppedAside {
+            answerPending(context: context)
+            if readHeld, !steppedAside {
+                readHeld = false
+                context.read()
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Answers the plain reads among the pending bytes while the connection takes answers.
+    private func answerPending(context: ChannelHandlerContext) {
+        guard var bytes = pending else { return }
+        pending = nil
         var answered = false
         defer { if answered { context.flush() } }
         while bytes.readableBytes > 0 {
+            guard context.channel.isWritable else {
+                pending = bytes
+                return
+            }
             switch PlainRead.parse(bytes) {
             case .incomplete where bytes.readableBytes < Self.maximumHeadBytes:
-                partial = bytes
+                pending = bytes
                 return
             case .read(let headLength, let path, let connection):
                 guard let (body, close) = CachedRead.answer(toPath: path, connection: connection, from: store) else { break }
@@ -64,20 +103,24 @@ final class FrontReadHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, !steppedAside {
-            stepAside(passing: partial, context: context)
+            stepAside(passing: pending, context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        partial = nil
+        pending = nil
         context.fireChannelInactive()
     }
 
     private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
         steppedAside = true
-        partial = nil
+        pending = nil
         if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
     }
 
     /// The whole answer, head and body, as ``EventLoopAnswerHandler`` sends it through the

@@ -135,6 +135,21 @@ import Testing
         #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nX: \u{1}\r\n\r\n")) == .other)
     }
 
+    @Test func answersOnlyWhileTheConnectionTakesThem() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            try await store.set("a.one", to: 1, scope: "/")
+            let channel = try Self.channel(over: store)
+            channel.isWritable = false
+            try channel.writeInbound(ByteBuffer(string: "GET /v1/prefs/a.one HTTP/1.1\r\n\r\nGET /v1/prefs/a.two HTTP/1.1\r\n\r\n"))
+            #expect(try Self.written(by: channel).isEmpty)
+            channel.isWritable = true
+            channel.pipeline.fireChannelWritabilityChanged()
+            let answers = try Self.written(by: channel)
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
+            #expect(answers.range(of: #""value":1"#)!.lowerBound < answers.range(of: #""source":"none""#)!.lowerBound)
+        }
+    }
+
     @Test func stepsAsideWhenTheServerStartsToStop() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let channel = try Self.channel(over: store)
