@@ -20,6 +20,16 @@ enum CachedRead {
     static func answer(toPath path: String, connection: String?, from store: any ImmediateResolving)
         -> (body: String, close: Bool)?
     {
+        guard let (key, scope, close) = plainTarget(path, connection: connection),
+            let body = store.resolveNow(key, scope: scope, explain: false).compactWireJSON
+        else { return nil }
+        return (body, close)
+    }
+
+    /// The key and scope of a plain `/v1/prefs/KEY[?scope=S]` target — a valid key, a valid scope,
+    /// no other parameter — and whether the `Connection` header asks to close; nil for anything
+    /// else, which the router words.
+    static func plainTarget(_ path: String, connection: String?) -> (key: String, scope: ScopePath, close: Bool)? {
         let connection = connection?.lowercased()
         guard path.hasPrefix("/v1/prefs/"), connection == nil || connection == "close" else { return nil }
         let target = path.utf8.dropFirst("/v1/prefs/".utf8.count)
@@ -36,11 +46,10 @@ enum CachedRead {
         }
         let keyText = String(Substring(key))
         guard (try? KeyName.validate(keyText)) != nil, let scope = try? ScopePath(scopeText) else { return nil }
-        guard let body = store.resolveNow(keyText, scope: scope, explain: false).compactWireJSON else { return nil }
-        return (body, connection == "close")
+        return (keyText, scope, connection == "close")
     }
 
-    /// The answer's header fields, in the order Hummingbird writes them.
+    /// A JSON answer's header fields, in the order Hummingbird writes them.
     static func headerFields(bodyLength: Int, close: Bool) -> [(name: HTTPField.Name, value: String)] {
         var fields: [(name: HTTPField.Name, value: String)] = [
             (.contentType, "application/json"), (.contentLength, String(bodyLength)),

@@ -49,7 +49,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 extension Response {
     /// A JSON answer.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONCoding.encoder.encode(value)) ?? Data("{}".utf8)
+        let data = JSONCoding.encoded(value)
         return Response(
             status: status,
             headers: [.contentType: "application/json"],
@@ -67,6 +67,11 @@ extension Response {
 enum JSONCoding {
     /// The API's encoder (``WireJSON``).
     static let encoder = WireJSON.encoder()
+
+    /// `value` as the API's JSON (`{}` if it cannot be encoded, which the API's types always can).
+    static func encoded(_ value: some Encodable) -> Data {
+        (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
     private static let decoder = WireJSON.decoder()
 
     /// Decodes a request body, turning any failure into a clear `invalid_json`/`invalid_request`.

@@ -1,11 +1,14 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOHTTPTypes
 import PrefsKit
 
-/// Answers the daemon's two busiest requests on the connection's event loop, before they reach
-/// Hummingbird: plain reads, from the store's memory, and watches, streamed from a store feed.
+/// Answers the daemon's busiest requests on the connection's event loop, before they reach
+/// Hummingbird: plain reads, from the store's memory; watches, streamed from a store feed; and
+/// plain writes (`PUT /v1/prefs/{key}[?scope=]`), submitted to the store's group commit and
+/// answered from its completion.
 ///
 /// Through the router a request crosses from the event loop to a task and back. For a read
 /// served from memory those crossings are most of its cost (``CachedRead`` makes the router's
@@ -22,8 +25,14 @@ import PrefsKit
 /// `shutdown`), and then so does the connection. With this handler in the pipeline the router
 /// streams no watch, so a connection needs no ``DisconnectHandler``.
 ///
-/// Answers keep their order: a read is answered only when no earlier request of the connection
-/// is still with the router, and a watch behind such requests waits for their answers. Once the
+/// A write's answer is the router's too: the revision, or the error rendered as
+/// ``ErrorMiddleware`` renders it; a body too large or not JSON goes to the router, which words
+/// the error. While a write awaits its commit, what the client sends next waits (and nothing
+/// more is read from the socket), as do events that would cut the answer off — the client
+/// closing its side, the server starting to stop.
+///
+/// Answers keep their order: a read or write is answered only when no earlier request of the
+/// connection is still with the router, and a watch behind such requests waits for their answers. Once the
 /// server starts to stop, everything goes to the router, leaving the connection's end to it and
 /// ``QuiesceGraceHandler``.
 final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -36,10 +45,14 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private enum Answer {
         case read(body: String, close: Bool)
         case watch
+        case write(key: String, scope: ScopePath, close: Bool)
     }
 
     private let reads: (any ImmediateResolving)?
     private let watches: (any FeedWatching)?
+    private let writes: (any CompletionWriting)?
+    /// The largest write body taken here; a larger one goes to the router, which refuses it.
+    private let maximumWriteBytes: Int
     /// Requests passed on whose answers have not ended yet.
     private var passedOn = 0
     /// The request being read, and how the handler will answer it.
@@ -49,19 +62,39 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The watch being streamed. From a watch on, the connection carries nothing else.
     private var feed: (any WatchFeed)?
     private var stopping = false
+    /// The body of a write being read.
+    private var writeBody = ByteBuffer()
+    /// Whether a write of this handler's awaits its commit. Meanwhile what arrives waits in
+    /// `queued`, in order, and no more is read from the socket: requests, so that answers keep
+    /// their order, and events (the client's input closing, the server starting to stop), so
+    /// that they do not cut the answer off.
+    private var writing = false
+    private var queued: [Arrival] = []
+    private var readHeld = false
+
+    /// What arrived while a write awaited its commit.
+    private enum Arrival {
+        case part(HTTPRequestPart)
+        case event(Any)
+    }
 
     /// A handler answering what `service` can answer at once: reads if it resolves from memory,
-    /// watches if it gives them as feeds (the embedded store does both).
-    init(service: any PrefsService) {
+    /// watches if it gives them as feeds, plain writes if it reports them to a completion (the
+    /// embedded store does all three).
+    init(service: any PrefsService, limits: ServerLimits = ServerLimits()) {
         reads = service as? any ImmediateResolving
         watches = service as? any FeedWatching
+        writes = service as? any CompletionWriting
+        maximumWriteBytes = limits.maximumPutBodyBytes
     }
 
     /// The handlers a new connection to `service` needs: this one, and, when `service` cannot
     /// give its watches as feeds, a ``DisconnectHandler`` to end the router's watch streams
     /// through `endings`.
-    static func handlers(for service: any PrefsService, endings: WatchEndings) -> [any RemovableChannelHandler] {
-        let handler = EventLoopAnswerHandler(service: service)
+    static func handlers(for service: any PrefsService, limits: ServerLimits, endings: WatchEndings)
+        -> [any RemovableChannelHandler]
+    {
+        let handler = EventLoopAnswerHandler(service: service, limits: limits)
         return handler.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
     }
 
@@ -69,6 +102,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         // A client does not send another request on a connection that is to stream a watch; if
         // it does, the request is not answered (the connection closes when the stream ends).
         guard feed == nil, waitingWatch == nil else { return }
+        guard !writing else { return queued.append(.part(unwrapInboundIn(data))) }
         switch unwrapInboundIn(data) {
         case .head(let request):
             if let answer = answer(to: request) {
@@ -77,7 +111,17 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
             passedOn += 1
             context.fireChannelRead(data)
-        case .body:
+        case .body(var bytes):
+            if case .write = held?.answer {
+                writeBody.writeBuffer(&bytes)
+                guard writeBody.readableBytes > maximumWriteBytes else { return }
+                // Too large: the router has it, and refuses it.
+                passOn(held!.head, context: context)
+                held = nil
+                context.fireChannelRead(wrapInboundOut(.body(writeBody)))
+                writeBody = ByteBuffer()
+                return
+            }
             if let request = held?.head {
                 // A body, unusual for a GET: the router has the request after all.
                 held = nil
@@ -94,8 +138,18 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
                 waitingWatch = request
             case .watch:
                 stream(request, context: context)
+            case .write(let key, let scope, let close):
+                submitWrite(request, key: key, scope: scope, close: close, context: context)
             }
         }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard !writing else {
+            readHeld = true
+            return
+        }
+        context.read()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -114,6 +168,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard !writing else { return queued.append(.event(event)) }
         if event is ChannelShouldQuiesceEvent {
             stopping = true
             // The store ends the stream at shutdown, and the connection closes after it.
@@ -139,6 +194,14 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// How the handler answers `request` itself, or nil to pass it on.
     private func answer(to request: HTTPRequest) -> Answer? {
         guard !stopping else { return nil }
+        if writes != nil, request.method == .put, passedOn == 0, let path = request.path,
+            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= maximumWriteBytes,
+            request.headerFields[.transferEncoding] == nil, request.headerFields[.expect] == nil,
+            let (key, scope, close) = CachedRead.plainTarget(path, connection: request.headerFields[.connection])
+        {
+            writeBody.clear()
+            return .write(key: key, scope: scope, close: close)
+        }
         if watches != nil, request.method == .get, let path = request.path, path == "/v1/watch" || path.hasPrefix("/v1/watch?"),
             !request.hasBody
         {
@@ -154,8 +217,12 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     private func send(_ body: String, close: Bool, context: ChannelHandlerContext) {
-        let bytes = context.channel.allocator.buffer(string: body)
-        var head = HTTPResponse(status: .ok)
+        send(context.channel.allocator.buffer(string: body), status: .ok, close: close, context: context)
+    }
+
+    /// Sends a JSON answer as the router would.
+    private func send(_ bytes: ByteBuffer, status: HTTPResponse.Status, close: Bool, context: ChannelHandlerContext) {
+        var head = HTTPResponse(status: status)
         for (name, value) in CachedRead.headerFields(bodyLength: bytes.readableBytes, close: close) {
             head.headerFields.append(HTTPField(name: name, value: value))
         }
@@ -220,5 +287,54 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func endFeed() {
         feed?.end()
         feed = nil
+    }
+}
+
+// MARK: - Writes
+
+extension EventLoopAnswerHandler {
+    /// Submits the plain write `request` asks for; its answer follows once it has committed. A
+    /// body that is not JSON goes to the router, which words the error.
+    fileprivate func submitWrite(
+        _ request: HTTPRequest, key: String, scope: ScopePath, close: Bool, context: ChannelHandlerContext
+    ) {
+        let body = writeBody
+        writeBody = ByteBuffer()
+        guard let writes, let value = try? JSONValue(parsing: body.readableBytesView) else {
+            passOn(request, context: context)
+            context.fireChannelRead(wrapInboundOut(.body(body)))
+            return context.fireChannelRead(wrapInboundOut(.end(nil)))
+        }
+        writing = true
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        writes.set(key, to: value, scope: scope) { result in
+            bound.eventLoop.execute { bound.value.handler.answerWrite(result, close: close, context: bound.value.context) }
+        }
+    }
+
+    /// Answers a committed (or failed) write as the router would, then takes up what waited.
+    fileprivate func answerWrite(_ result: Result<WriteResult, any Error>, close: Bool, context: ChannelHandlerContext) {
+        writing = false
+        let answer: (status: HTTPResponse.Status, body: Data)
+        switch result {
+        case .success(let written):
+            answer = (.ok, JSONCoding.encoded(written))
+        case .failure(let error):
+            let prefsError = ErrorMiddleware<PrefsRequestContext>.prefsError(for: error)
+            answer = (HTTPResponse.Status(code: prefsError.code.httpStatus), JSONCoding.encoded(ErrorBody(prefsError)))
+        }
+        send(ByteBuffer(bytes: answer.body), status: answer.status, close: close, context: context)
+        // After `Connection: close`, nothing more is answered: the connection is closing.
+        if close { queued.removeAll { if case .part = $0 { true } else { false } } }
+        while !writing, !queued.isEmpty {
+            switch queued.removeFirst() {
+            case .part(let part): channelRead(context: context, data: NIOAny(part))
+            case .event(let event): userInboundEventTriggered(context: context, event: event)
+            }
+        }
+        if readHeld, !writing {
+            readHeld = false
+            context.read()
+        }
     }
 }

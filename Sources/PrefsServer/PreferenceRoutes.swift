@@ -22,7 +22,7 @@ struct PreferenceRoutes<Context: RequestContext>: Sendable {
             let key = try context.key()
             let scope = try request.scope()
             var request = request
-            let body = try await request.collectBody(upTo: limits.maximumValueBytes + 1024)
+            let body = try await request.collectBody(upTo: limits.maximumPutBodyBytes)
             let value = try JSONValue(parsing: body.readableBytesView)
             return .json(try await service.set(key, to: value, scope: scope))
         }
@@ -103,4 +103,8 @@ public struct ServerLimits: Sendable {
         self.maximumValueBytes = maximumValueBytes
         self.maximumRequestBytes = maximumRequestBytes
     }
+
+    /// The largest `PUT /v1/prefs/{key}` body read: a value at the limit, with room for JSON
+    /// spelling it differently from the canonical form the limit counts.
+    var maximumPutBodyBytes: Int { maximumValueBytes + 1024 }
 }

@@ -9,6 +9,21 @@ extension EmbeddedStore {
         }
     }
 
+    public func set(
+        _ key: String, to value: JSONValue, scope: ScopePath,
+        then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
+    ) {
+        do {
+            try KeyName.validate(key)
+            try ensureOpen()
+        } catch {
+            return completion(.failure(error))
+        }
+        writer.submit(
+            { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) },
+            leadingHere: false, completion: completion)
+    }
+
     @discardableResult
     public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
         try KeyName.validate(key)

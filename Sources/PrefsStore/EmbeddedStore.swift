@@ -16,7 +16,7 @@ import PrefsKit
 ///
 /// One store per database file: a second `EmbeddedStore` or `prefsd` on the same file fails at
 /// once with `conflict`, naming the owner's pid. `prefsd` is this store behind an HTTP server.
-public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatching {
+public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatching, CompletionWriting {
     /// The database file.
     public let path: String
     /// How the store was opened.
@@ -165,10 +165,15 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
 
     /// Runs `work` as one atomic request of the next group commit.
     func write<T: Sendable>(_ work: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
+        try ensureOpen()
+        return try await writer.submit(work)
+    }
+
+    /// Throws `shutting_down` once the store is closed.
+    func ensureOpen() throws {
         guard !lifecycle.withLock({ $0.closed }) else {
             throw PrefsError(.shuttingDown, "The store is closed; the change was not stored.")
         }
-        return try await writer.submit(work)
     }
 
     // MARK: - Reads

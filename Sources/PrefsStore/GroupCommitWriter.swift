@@ -51,19 +51,34 @@ final class GroupCommitWriter: Sendable {
     /// Runs `work` in the next batch's transaction and returns its result once committed.
     func submit<T: Sendable>(_ work: @escaping @Sendable (WriteContext) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job = Job(
-                perform: { context in
-                    let value = try work(context)
-                    return { outcome in continuation.resume(with: outcome.map { value }) }
-                },
-                fail: { error in continuation.resume(throwing: error) }
-            )
-            let leads = queue.withLock { queue in
-                queue.jobs.append(job)
-                defer { queue.draining = true }
-                return !queue.draining
-            }
-            if leads { lead() }
+            submit(work, leadingHere: true) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Runs `work` in the next batch's transaction and reports its result to `completion` once
+    /// committed (on the thread that committed it). With `leadingHere`, a request that finds the
+    /// writer idle commits on the calling thread; without, on the database's writer queue.
+    func submit<T: Sendable>(
+        _ work: @escaping @Sendable (WriteContext) throws -> T, leadingHere: Bool,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let job = Job(
+            perform: { context in
+                let value = try work(context)
+                return { outcome in completion(outcome.map { value }) }
+            },
+            fail: { error in completion(.failure(error)) }
+        )
+        let leads = queue.withLock { queue in
+            queue.jobs.append(job)
+            defer { queue.draining = true }
+            return !queue.draining
+        }
+        guard leads else { return }
+        if leadingHere {
+            lead()
+        } else {
+            pool.asyncWriteWithoutTransaction { db in self.drain(db) }
         }
     }
 
