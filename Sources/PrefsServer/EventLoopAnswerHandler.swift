@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTPTypes
 import PrefsKit
@@ -32,7 +33,9 @@ import PrefsKit
 /// closing its side, the server starting to stop.
 ///
 /// Answers keep their order: a read or write is answered only when no earlier request of the
-/// connection is still with the router, and a watch behind such requests waits for their answers. Once the
+/// connection is still with the router, and a watch behind such requests waits for their answers.
+/// While the client takes no answers (the connection is not writable), nothing more is read from
+/// it, so answers do not pile up in memory. Once the
 /// server starts to stop, everything goes to the router, leaving the connection's end to it and
 /// ``QuiesceGraceHandler``.
 final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -53,6 +56,8 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let writes: (any CompletionWriting)?
     /// The largest write body taken here; a larger one goes to the router, which refuses it.
     private let maximumWriteBytes: Int
+    /// Where a write's internal error is logged, as ``ErrorMiddleware`` logs the router's.
+    private let logger: Logger
     /// Requests passed on whose answers have not ended yet.
     private var passedOn = 0
     /// The request being read, and how the handler will answer it.
@@ -81,7 +86,8 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// A handler answering what `service` can answer at once: reads if it resolves from memory,
     /// watches if it gives them as feeds, plain writes if it reports them to a completion (the
     /// embedded store does all three).
-    init(service: any PrefsService, limits: ServerLimits = ServerLimits()) {
+    init(service: any PrefsService, limits: ServerLimits = ServerLimits(), logger: Logger = Logger(label: "prefsd")) {
+        self.logger = logger
         reads = service as? any ImmediateResolving
         watches = service as? any FeedWatching
         writes = service as? any CompletionWriting
@@ -91,10 +97,10 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The handlers a new connection to `service` needs: this one, and, when `service` cannot
     /// give its watches as feeds, a ``DisconnectHandler`` to end the router's watch streams
     /// through `endings`.
-    static func handlers(for service: any PrefsService, limits: ServerLimits, endings: WatchEndings)
+    static func handlers(for service: any PrefsService, limits: ServerLimits, endings: WatchEndings, logger: Logger)
         -> [any RemovableChannelHandler]
     {
-        let handler = EventLoopAnswerHandler(service: service, limits: limits)
+        let handler = EventLoopAnswerHandler(service: service, limits: limits, logger: logger)
         return handler.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
     }
 
@@ -145,7 +151,9 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func read(context: ChannelHandlerContext) {
-        guard !writing else {
+        // Nothing more is read while a write awaits its commit, nor — short of a watch, whose
+        // slow client the store's bounded queue ends — while the client is not taking answers.
+        guard !writing, feed != nil || context.channel.isWritable else {
             readHeld = true
             return
         }
@@ -163,7 +171,13 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { writeEvents(context: context) }
+        if context.channel.isWritable {
+            writeEvents(context: context)
+            if readHeld, !writing {
+                readHeld = false
+                context.read()
+            }
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -308,12 +322,16 @@ extension EventLoopAnswerHandler {
         writing = true
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         writes.set(key, to: value, scope: scope) { result in
-            bound.eventLoop.execute { bound.value.handler.answerWrite(result, close: close, context: bound.value.context) }
+            bound.eventLoop.execute {
+                bound.value.handler.answerWrite(result, to: request, close: close, context: bound.value.context)
+            }
         }
     }
 
     /// Answers a committed (or failed) write as the router would, then takes up what waited.
-    fileprivate func answerWrite(_ result: Result<WriteResult, any Error>, close: Bool, context: ChannelHandlerContext) {
+    fileprivate func answerWrite(
+        _ result: Result<WriteResult, any Error>, to request: HTTPRequest, close: Bool, context: ChannelHandlerContext
+    ) {
         writing = false
         let answer: (status: HTTPResponse.Status, body: Data)
         switch result {
@@ -321,6 +339,9 @@ extension EventLoopAnswerHandler {
             answer = (.ok, JSONCoding.encoded(written))
         case .failure(let error):
             let prefsError = ErrorMiddleware<PrefsRequestContext>.prefsError(for: error)
+            if prefsError.code == .internal {
+                logger.error("\(request.method) \(request.path ?? "") failed: \(String(reflecting: error))")
+            }
             answer = (HTTPResponse.Status(code: prefsError.code.httpStatus), JSONCoding.encoded(ErrorBody(prefsError)))
         }
         send(ByteBuffer(bytes: answer.body), status: answer.status, close: close, context: context)

@@ -41,7 +41,7 @@ public struct PrefsHTTPServer: Sendable {
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [ConnectionSetupHandler(service: service), PeerCredentialsHandler(allowedUID: uid, logger: logger)]
-                        + EventLoopAnswerHandler.handlers(for: service, limits: limits, endings: endings)
+                        + EventLoopAnswerHandler.handlers(for: service, limits: limits, endings: endings, logger: logger)
                         + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in

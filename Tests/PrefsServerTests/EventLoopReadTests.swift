@@ -106,4 +106,30 @@ import Testing
             #expect(try Self.send(Self.get("/v1/prefs/k.v"), to: channel) == .passedOn(parts: 2))
         }
     }
+
+    /// Counts the reads from the socket that reach the channel's head.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var reads = 0
+
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    @Test func readsNothingMoreWhileTheClientTakesNoAnswers() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let counter = ReadCounter()
+            let channel = EmbeddedChannel(handlers: [counter, EventLoopAnswerHandler(service: store)])
+            channel.isWritable = false
+            channel.read()
+            #expect(counter.reads == 0)
+            channel.isWritable = true
+            channel.pipeline.fireChannelWritabilityChanged()
+            #expect(counter.reads == 1)
+            channel.read()
+            #expect(counter.reads == 2)
+        }
+    }
 }
