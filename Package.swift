@@ -88,7 +88,7 @@ let package = Package(
         .target(
             name: "PrefsServer",
             dependencies: [
-                "PrefsKit",
+                "PrefsKit", "PrefsClientCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -139,7 +139,7 @@ let package = Package(
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["PrefsKit", "PrefsStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["PrefsKit", "PrefsStore", "PrefsClientCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 

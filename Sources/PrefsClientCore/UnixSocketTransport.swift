@@ -161,29 +161,13 @@ final class UnixConnection: Sendable {
     /// Connects, or throws `unreachable` saying why and how to start the daemon.
     init(path: String) throws {
         self.path = path
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw Self.unreachable(path, errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close_(descriptor)
+        do {
+            descriptor = try UnixSocket.descriptor(connectedTo: path)
+        } catch where error.code == ENAMETOOLONG {
             throw PrefsError(.unreachable, "The socket path \(path) is too long for a Unix socket (over 107 bytes).")
+        } catch {
+            throw Self.unreachable(path, error.code)
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: path.utf8)
-            buffer[path.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close_(descriptor)
-            throw Self.unreachable(path, code)
-        }
-        self.descriptor = descriptor
     }
 
     func write(_ data: Data) throws {

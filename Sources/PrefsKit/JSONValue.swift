@@ -16,17 +16,12 @@ public enum JSONValue: Sendable {
 
     /// Parses JSON text. Throws ``PrefsError`` `invalid_json` with the parser's reason.
     public init(parsing data: some DataProtocol) throws {
-        if let scalar = Array(data).withUnsafeBufferPointer(Self.simpleScalar) {
+        let data = Data(data)
+        if let scalar = data.withUnsafeBytes({ Self.simpleScalar($0.bindMemory(to: UInt8.self)) }) {
             self = scalar
             return
         }
-        do {
-            self = try JSONDecoder().decode(JSONValue.self, from: Data(data))
-        } catch let error as DecodingError {
-            throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
-        } catch {
-            throw PrefsError(.invalidJSON, "The body is not valid JSON.")
-        }
+        self = try Self.decoded(data)
     }
 
     /// Parses JSON text from a string.
@@ -36,7 +31,18 @@ public enum JSONValue: Sendable {
             self = scalar
             return
         }
-        try self.init(parsing: Data(text.utf8))
+        self = try Self.decoded(Data(text.utf8))
+    }
+
+    /// What the full parser reads in `data`, for the texts ``simpleScalar(_:)`` leaves to it.
+    private static func decoded(_ data: Data) throws -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch let error as DecodingError {
+            throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
+        } catch {
+            throw PrefsError(.invalidJSON, "The body is not valid JSON.")
+        }
     }
 
     /// The value as compact JSON with object keys sorted: the form the store keeps.

@@ -49,16 +49,6 @@ enum CachedRead {
         return (keyText, scope, connection == "close")
     }
 
-    /// A JSON answer's header fields, in the order Hummingbird writes them.
-    static func headerFields(bodyLength: Int, close: Bool) -> [(name: HTTPField.Name, value: String)] {
-        var fields: [(name: HTTPField.Name, value: String)] = [
-            (.contentType, "application/json"), (.contentLength, String(bodyLength)),
-            (.date, HTTPDate.shared.now()), (.server, "prefsd"),
-        ]
-        if close { fields.append((.connection, "close")) }
-        return fields
-    }
-
     /// A query value with `%XX` decoded; nil for anything the router might read otherwise
     /// (`&`, `+`, `=`, a bad escape, bytes that are not UTF-8).
     private static func percentDecoded(_ text: Substring.UTF8View.SubSequence) -> String? {

@@ -236,10 +236,8 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Sends a JSON answer as the router would.
     private func send(_ bytes: ByteBuffer, status: HTTPResponse.Status, close: Bool, context: ChannelHandlerContext) {
-        var head = HTTPResponse(status: status)
-        for (name, value) in CachedRead.headerFields(bodyLength: bytes.readableBytes, close: close) {
-            head.headerFields.append(HTTPField(name: name, value: value))
-        }
+        let fields = AnswerHeaders.json(bodyLength: bytes.readableBytes, close: close)
+        let head = HTTPResponse(status: status, headerFields: HTTPFields(fields))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(bytes)), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
@@ -260,8 +258,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
             passOn(request, context: context)
             return context.fireChannelRead(wrapInboundOut(.end(nil)))
         }
-        var head = HTTPResponse(status: .ok, headerFields: [.contentType: "text/event-stream", .cacheControl: "no-cache"])
-        HTTPDate.shared.stamp(&head)
+        let head = HTTPResponse(status: .ok, headerFields: HTTPFields(AnswerHeaders.eventStream()))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: ": watching\n\n"))), promise: nil)
         writeEvents(context: context)

@@ -128,10 +128,10 @@ final class FrontReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static func encoded(_ body: String, close: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 160 + body.utf8.count)
         buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
-        for (name, value) in CachedRead.headerFields(bodyLength: body.utf8.count, close: close) {
-            buffer.writeString(name.rawName)
+        for field in AnswerHeaders.json(bodyLength: body.utf8.count, close: close) {
+            buffer.writeString(field.name.rawName)
             buffer.writeStaticString(": ")
-            buffer.writeString(value)
+            buffer.writeString(field.value)
             buffer.writeStaticString("\r\n")
         }
         buffer.writeStaticString("\r\n")

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import HTTPTypes
 import Synchronization
 
 /// The `Date` header's value (RFC 9110, `Sun, 06 Nov 1994 08:49:37 GMT`), formatted once a second
@@ -15,12 +14,6 @@ final class HTTPDate: Sendable {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private let formatted = Mutex((second: 0, text: ""))
-
-    /// Gives `head` the headers Hummingbird gives every answer: `Date`, and `Server: prefsd`.
-    func stamp(_ head: inout HTTPResponse) {
-        head.headerFields[.date] = now()
-        head.headerFields[.server] = "prefsd"
-    }
 
     /// The current time's value.
     func now() -> String {

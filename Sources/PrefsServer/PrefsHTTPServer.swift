@@ -6,6 +6,7 @@ import Musl
 import Foundation
 import Hummingbird
 import Logging
+import PrefsClientCore
 import PrefsKit
 
 /// The daemon's HTTP server: the `/v1` API over a ``PrefsService`` on a Unix socket.
@@ -116,22 +117,8 @@ public struct PrefsHTTPServer: Sendable {
 /// Whether something accepts connections on a Unix socket.
 enum UnixSocketProbe {
     static func isAnswering(_ path: String) -> Bool {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: path.utf8)
-            buffer[path.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0
+        guard let descriptor = try? UnixSocket.descriptor(connectedTo: path) else { return false }
+        close(descriptor)
+        return true
     }
 }

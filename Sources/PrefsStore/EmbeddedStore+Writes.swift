@@ -4,9 +4,7 @@ extension EmbeddedStore {
     @discardableResult
     public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
         try KeyName.validate(key)
-        return try await write { context in
-            WriteResult(revision: try context.setValue(key, to: value, scope: scope))
-        }
+        return try await write(Self.setting(key, to: value, scope: scope))
     }
 
     public func set(
@@ -19,9 +17,14 @@ extension EmbeddedStore {
         } catch {
             return completion(.failure(error))
         }
-        writer.submit(
-            { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) },
-            leadingHere: false, completion: completion)
+        writer.submit(Self.setting(key, to: value, scope: scope), leadingHere: false, completion: completion)
+    }
+
+    /// The write request of a `set`.
+    private static func setting(_ key: String, to value: JSONValue, scope: ScopePath)
+        -> @Sendable (WriteContext) throws -> WriteResult
+    {
+        { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) }
     }
 
     @discardableResult

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsClientCore
 
 /// A blocking keep-alive HTTP/1.1 connection to the daemon's socket: the leanest possible
 /// client, so the benchmark measures the daemon rather than the client.
@@ -137,26 +138,11 @@ final class BenchConnection {
 
 /// A connected blocking Unix stream socket's descriptor.
 func connectUnixSocket(_ path: String, receiveBuffer: Int32? = nil) throws -> Int32 {
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    if var size = receiveBuffer {
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    do {
+        return try UnixSocket.descriptor(connectedTo: path, receiveBuffer: receiveBuffer)
+    } catch {
+        throw BenchError("cannot connect to \(path): \(String(cString: strerror(error.code)))")
     }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        raw.copyBytes(from: path.utf8)
-        raw[path.utf8.count] = 0
-    }
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-    }
-    guard result == 0 else {
-        close(descriptor)
-        throw BenchError("cannot connect to \(path): \(String(cString: strerror(errno)))")
-    }
-    return descriptor
 }
 
 struct BenchError: Error, CustomStringConvertible {

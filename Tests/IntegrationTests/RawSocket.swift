@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsClientCore
 import TestHarness
 
 /// A bare Unix-socket (or TCP) connection that reads only when told to: a watcher that falls
@@ -10,40 +11,31 @@ final class RawSocket: Sendable {
     private let descriptor: Int32
 
     init(path: String) throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: path.utf8)
-            buffer[path.utf8.count] = 0
-        }
         // A small receive buffer, so the daemon feels a slow reader quickly.
-        var size: Int32 = 4096
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        try Self.connect(descriptor, to: &address)
+        descriptor = try UnixSocket.descriptor(connectedTo: path, receiveBuffer: 4096)
+        Self.setReceiveTimeout(descriptor)
     }
 
     /// A TCP connection to 127.0.0.1:`port`.
     init(tcpPort port: UInt16) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        Self.setReceiveTimeout(descriptor)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        try Self.connect(descriptor, to: &address)
-    }
-
-    /// Connects `descriptor` to `address` (a `sockaddr_un` or `sockaddr_in`), with a 10 s
-    /// receive timeout so a test never hangs on a silent daemon.
-    private static func connect<Address>(_ descriptor: Int32, to address: inout Address) throws {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<Address>.size))
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    /// A 10 s receive timeout, so a test never hangs on a silent daemon.
+    private static func setReceiveTimeout(_ descriptor: Int32) {
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(descriptor) }

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Connecting to a Unix stream socket by its path: the one place its `sockaddr_un` is built, for
+/// the client, the daemon's check for a live daemon on its socket, and the benchmark.
+public enum UnixSocket {
+    /// Why a connection could not be made: the `errno` of the call that failed
+    /// (`ENAMETOOLONG` for a path longer than a socket address holds).
+    public struct Failure: Error, Sendable {
+        public let code: Int32
+    }
+
+    /// The descriptor of a blocking connection to the socket at `path` (closed on exec), with a
+    /// kernel receive buffer of `receiveBuffer` bytes if given.
+    public static func descriptor(connectedTo path: String, receiveBuffer: Int32? = nil) throws(Failure) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { throw Failure(code: ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8)
+            buffer[path.utf8.count] = 0
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(code: errno) }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(descriptor)
+            throw Failure(code: code)
+        }
+        return descriptor
+    }
+}
