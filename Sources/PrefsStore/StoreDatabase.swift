@@ -37,14 +37,15 @@ enum StoreDatabase {
         configuration.busyMode = .timeout(5)
         configuration.foreignKeysEnabled = true
         configuration.label = "prefsd"
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             // The writer checkpoints after answering, not inside commits (GroupCommitWriter).
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
         let pool = try translatingErrors(path: path) { try DatabasePool(path: path, configuration: configuration) }
-        try translatingErrors(path: path) { try migrator.migrate(pool) }
+        try translatingErrors(path: path) {
+            try pool.setSynchronous(for: durability)
+            try migrator.migrate(pool)
+        }
         return pool
     }
 

@@ -7,6 +7,7 @@ import Glibc
 #endif
 import Foundation
 import GRDB
+import PrefsStore
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? {
@@ -30,7 +31,7 @@ do {
     // MARK: Writes: raw SQLite vs the daemon, 1 and 64 clients, durability full
 
     if section("writes") {
-        let rawFull = try RawSQLite.upsertsPerSecond(count: writes, synchronous: "FULL")
+        let rawFull = try RawSQLite.upsertsPerSecond(count: writes, durability: .full)
         let daemon = try BenchDaemon(prefsd: prefsd)
         let single = try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes)
         let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 60)
