@@ -14,9 +14,12 @@ enum AnswerHeaders {
         return fields
     }
 
-    /// A watch's Server-Sent Events answer's fields.
+    /// A watch's Server-Sent Events answer's fields. The connection closes when the stream ends
+    /// (`overflow`, `shutdown`), and says so up front: a pooling client must not send its next
+    /// request on it.
     static func eventStream() -> [HTTPField] {
-        [HTTPField(name: .contentType, value: "text/event-stream"), HTTPField(name: .cacheControl, value: "no-cache")] + common()
+        [HTTPField(name: .contentType, value: "text/event-stream"), HTTPField(name: .cacheControl, value: "no-cache")]
+            + common() + [HTTPField(name: .connection, value: "close")]
     }
 
     /// What Hummingbird gives every answer: `Date`, and `Server: prefsd`.

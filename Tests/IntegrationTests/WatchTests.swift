@@ -153,12 +153,26 @@ import Testing
         slow.send("GET /v1/watch?prefix=s. HTTP/1.1\r\nHost: prefsd\r\n\r\n")
         // Let the daemon subscribe it before writing.
         try await Task.sleep(for: .milliseconds(200))
-        let fast = Task { try await Self.collect(client.watch(WatchRequest(prefixes: ["s."], since: 0)), count: 10_000) }
+        // The fast watcher tells how far it has read, and each batch waits for it to have read the
+        // one before: it keeps up however busy the machine is.
+        let (read, reading) = AsyncStream.makeStream(of: Int.self)
+        let fast = Task {
+            var count = 0
+            for try await event in client.watch(WatchRequest(prefixes: ["s."], since: 0)) where !event.kind.isNotice {
+                count += 1
+                if count % 100 == 0 { reading.yield(count) }
+                if count == 10_000 { break }
+            }
+            reading.finish()
+            return count
+        }
+        var fastHasRead = read.makeAsyncIterator()
         for batch in 0..<100 {
             let operations = (0..<100).map { PreferenceOperation.set("s.k\($0)", .integer(Int64(batch))) }
             try await client.apply(PreferenceBatch(operations: operations))
+            #expect(await fastHasRead.next() == (batch + 1) * 100)
         }
-        #expect(try await fast.value.count == 10_000)
+        #expect(try await fast.value == 10_000)
 
         let events = parseEvents(await slow.readToEnd())
         let last = try #require(events.last)
@@ -172,6 +186,35 @@ import Testing
         let rest = try await Self.collect(
             client.watch(WatchRequest(prefixes: ["s."], since: resumeFrom)), count: Int(10_000 - resumeFrom))
         #expect(rest.last?.revision == 10_000)
+    }
+
+    /// A watch the daemon ends (here with `overflow`) closes its connection: its answer says so
+    /// up front (`Connection: close`), so a pooling client never sends the next request on it.
+    @Test func aConnectionWhoseWatchEndedIsNotReusedByAPoolingClient() async throws {
+        let daemon = try await Daemon(arguments: ["--watch-buffer", "8", "--durability", "normal", "--progress-interval", "0.02"])
+        let client = daemon.client
+        let overflowing = PreferenceBatch(operations: (0..<16).map { PreferenceOperation.set("o.k\($0)", .integer(0)) })
+        for round in 0..<30 {
+            var kinds: [ChangeEvent.Kind] = []
+            for try await event in client.watch(WatchRequest(prefixes: ["o."])) {
+                kinds.append(event.kind)
+                // Subscribed, as its first progress event shows: more live changes than it may queue.
+                if kinds == [.progress] { try await client.apply(overflowing) }
+            }
+            #expect(kinds.last == .overflow, "round \(round)")
+            // At once, on what the pool holds.
+            try await client.set("o.after", to: .integer(Int64(round)))
+        }
+        // The same over a raw socket, to read the answer's head.
+        let raw = try RawSocket(path: daemon.socketPath)
+        raw.send("GET /v1/watch?prefix=o. HTTP/1.1\r\nHost: prefsd\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(200))
+        try await client.apply(overflowing)
+        let answer = await raw.readToEnd()
+        let head = answer.components(separatedBy: "\r\n\r\n")[0].lowercased()
+        #expect(head.hasPrefix("http/1.1 200"))
+        #expect(head.contains("connection: close"))
+        #expect(parseEvents(answer).last?.event == "overflow")
     }
 
     @Test func quietWatchesGetProgressEventsAndLastEventIDResumes() async throws {
