@@ -8,34 +8,47 @@ import Synchronization
 /// The load generators: each runs its clients on threads of their own with blocking keep-alive
 /// connections, and measures wall time.
 enum Load {
-    /// Runs `body(i)` on `count` threads at once; returns the wall time.
-    static func parallel(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws -> Double {
-        let group = DispatchGroup()
-        let failure = FailureBox()
-        let start = ContinuousClock.now
-        for index in 0..<count {
-            group.enter()
-            Thread {
-                do { try body(index) } catch { failure.record(error) }
-                group.leave()
-            }.start()
-        }
-        group.wait()
-        if let error = failure.error { throw error }
-        return (ContinuousClock.now - start).seconds
-    }
-
     /// Requests per second of `connections` clients at once, each on a thread of its own with a
     /// connection from `open`, sending `requests` requests one after the other with `request`.
+    ///
+    /// The clock runs from when every client has its connection until the last one is done:
+    /// starting threads and connecting are not part of the rate.
     static func rate<Connection>(
         connections: Int, requests: Int, open: @escaping @Sendable () throws -> Connection,
         request: @escaping @Sendable (Connection, Int) throws -> Void
     ) throws -> Double {
-        let seconds = try parallel(connections) { _ in
-            let connection = try open()
-            for index in 0..<requests { try request(connection, index) }
+        let connected = DispatchGroup()
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let failure = FailureBox()
+        for _ in 0..<connections {
+            connected.enter()
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                let connection: Connection
+                do {
+                    connection = try open()
+                } catch {
+                    failure.record(error)
+                    connected.leave()
+                    return
+                }
+                connected.leave()
+                start.wait()
+                do {
+                    for index in 0..<requests { try request(connection, index) }
+                } catch {
+                    failure.record(error)
+                }
+            }.start()
         }
-        return Double(connections * requests) / seconds
+        connected.wait()
+        let began = ContinuousClock.now
+        for _ in 0..<connections { start.signal() }
+        done.wait()
+        if let error = failure.error { throw error }
+        return Double(connections * requests) / (ContinuousClock.now - began).seconds
     }
 
     /// Writes per second of `clients` clients, each writing its own key at ten scopes.

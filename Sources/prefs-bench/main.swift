@@ -34,7 +34,7 @@ do {
         let rawFull = try RawSQLite.upsertsPerSecond(count: writes, durability: .full)
         let daemon = try BenchDaemon(prefsd: prefsd)
         let single = try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes)
-        let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 60)
+        let concurrent = try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 200)
         table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 3000/s (3× etcd ~1000/s), ≥ dconf ~630/s")
         table.add("writes/s, 64 clients, full", concurrent, baseline: ("1 client", single), target: "≥ 10× 1 client")
         table.add("writes/s, 64 clients, full", concurrent, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 5× raw (group commit)")
