@@ -51,6 +51,16 @@ enum Load {
         return Double(connections * requests) / (ContinuousClock.now - began).seconds
     }
 
+    /// Runs each measurement `rounds` times, taking turns (a, b, c, a, b, c, …) so that the
+    /// machine's drift touches them alike, and returns each one's median.
+    static func interleavedMedians(rounds: Int, _ measurements: [() throws -> Double]) throws -> [Double] {
+        var results = Array(repeating: [Double](), count: measurements.count)
+        for _ in 0..<rounds {
+            for (index, measure) in measurements.enumerated() { results[index].append(try measure()) }
+        }
+        return results.map { $0.sorted()[$0.count / 2] }
+    }
+
     /// Writes per second of `clients` clients, each writing its own key at ten scopes.
     static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
         let socket = daemon.socketPath
