@@ -121,12 +121,7 @@ final class GroupCommitWriter: Sendable {
                 for job in jobs {
                     let checkpoint = context.checkpoint()
                     do {
-                        var acknowledgement: (@Sendable (Result<Void, any Error>) -> Void)?
-                        try db.inSavepoint {
-                            acknowledgement = try job.perform(context)
-                            return .commit
-                        }
-                        acknowledgements.append(acknowledgement!)
+                        acknowledgements.append(try Self.inRequestSavepoint(db) { try job.perform(context) })
                     } catch {
                         context.restore(checkpoint)
                         job.fail(StoreErrors.translate(error))
@@ -143,6 +138,25 @@ final class GroupCommitWriter: Sendable {
         hooks.didCommit(context)
         for acknowledge in acknowledgements { acknowledge(.success(())) }
         scheduleCheckpoint()
+    }
+
+    /// Runs `body` in a savepoint, rolled back if it throws: GRDB's `inSavepoint`, inside a
+    /// transaction, with its three statements compiled once per connection rather than once per
+    /// request. An aborted transaction makes them throw, as it makes every statement throw in a
+    /// transaction block.
+    private static func inRequestSavepoint<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.cachedStatement(sql: "SAVEPOINT request").execute()
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            // Rolling back alone would leave the savepoint on SQLite's stack.
+            try? db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT request").execute()
+            try? db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            throw error
+        }
+        try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+        return value
     }
 
     /// Copies the WAL into the database file soon after a commit, on the database's writer

@@ -120,6 +120,10 @@ struct GroupCommitTests {
                     #expect(try await store.resolve("good.b\(index)").value == .integer(Int64(index)))
                 }
             }
+            // Rolled back in the database too, not only in the cache: a failed batch's first
+            // write, made before its second failed, is not in the file.
+            let stored = try await sqlite3(store.path, "SELECT count(*) FROM preference WHERE key LIKE 'bad.%'; SELECT count(*) FROM change WHERE key LIKE 'bad.%'")
+            #expect(stored.split(separator: "\n") == ["0", "0"])
         }
     }
 
