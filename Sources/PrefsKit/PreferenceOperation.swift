@@ -86,3 +86,15 @@ public struct WriteResult: Codable, Sendable, Hashable {
         self.removed = removed
     }
 }
+
+extension WriteResult {
+    /// The wire JSON of a write's answer, written directly, the same as ``WireJSON`` would
+    /// encode it (sorted keys, absent members left out): every write answers with it.
+    public var wireJSON: String {
+        var json = "{"
+        if let removed { json += #""removed":\#(removed),"# }
+        json += #""revision":\#(revision)"#
+        if let revisions { json += #","revisions":[\#(revisions.map(String.init).joined(separator: ","))]"# }
+        return json + "}"
+    }
+}

@@ -49,12 +49,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 extension Response {
     /// A JSON answer.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let data = JSONCoding.encoded(value)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
-        )
+        json(text: ByteBuffer(bytes: JSONCoding.encoded(value)), status: status)
+    }
+
+    /// A write's answer, encoded without an encoder (``WriteResult/wireJSON``).
+    static func json(_ result: WriteResult) -> Response {
+        json(text: ByteBuffer(string: result.wireJSON), status: .ok)
+    }
+
+    private static func json(text: ByteBuffer, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: text))
     }
 
     /// An error answer.

@@ -333,7 +333,7 @@ extension EventLoopAnswerHandler {
         let answer: (status: HTTPResponse.Status, body: Data)
         switch result {
         case .success(let written):
-            answer = (.ok, JSONCoding.encoded(written))
+            answer = (.ok, Data(written.wireJSON.utf8))
         case .failure(let error):
             let prefsError = ErrorMiddleware<PrefsRequestContext>.prefsError(for: error)
             if prefsError.code == .internal {

@@ -35,6 +35,18 @@ struct PreferenceOperationTests {
         }
     }
 
+    @Test(
+        "A write's answer is written exactly as WireJSON encodes it",
+        arguments: [
+            WriteResult(revision: 42), WriteResult(revision: 0), WriteResult(revision: 7, removed: 3),
+            WriteResult(revision: 9, revisions: [8, 9]), WriteResult(revision: 5, revisions: []),
+            WriteResult(revision: Int64.max, revisions: [1], removed: 0),
+        ])
+    func writeResultWireJSON(result: WriteResult) throws {
+        let encoded = String(decoding: try WireJSON.encoder().encode(result), as: UTF8.self)
+        #expect(result.wireJSON == encoded)
+    }
+
     @Test("Factory methods")
     func factories() {
         let set = PreferenceOperation.set("k", 1, scope: "/a")
