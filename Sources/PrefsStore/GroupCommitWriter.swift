@@ -146,17 +146,17 @@ final class GroupCommitWriter: Sendable {
     /// transaction block.
     private static func inRequestSavepoint<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         try db.cachedStatement(sql: "SAVEPOINT request").execute()
-        let value: T
         do {
-            value = try body()
+            let value = try body()
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            return value
         } catch {
-            // Rolling back alone would leave the savepoint on SQLite's stack.
+            // Rolling back alone would leave the savepoint on SQLite's stack. The first error is
+            // the one to report, as GRDB's `inSavepoint` does.
             try? db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT request").execute()
             try? db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
             throw error
         }
-        try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
-        return value
     }
 
     /// Copies the WAL into the database file soon after a commit, on the database's writer
