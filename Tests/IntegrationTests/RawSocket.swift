@@ -51,10 +51,21 @@ final class RawSocket: Sendable {
 
     /// Reads until the peer closes (or 10 s pass without data), on a thread of its own.
     func readToEnd() async -> String {
+        await read { _ in false }
+    }
+
+    /// Reads until what has arrived contains `marker` (or the peer closes, or 10 s pass), on a
+    /// thread of its own; returns all of it.
+    func read(until marker: String) async -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        return await read { $0.contains(marker) || ContinuousClock.now > deadline }
+    }
+
+    private func read(until done: @escaping @Sendable (String) -> Bool) async -> String {
         await onOwnThread {
             var data = Data()
             var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
+            while !done(String(decoding: data, as: UTF8.self)) {
                 let count = recv(self.descriptor, &buffer, buffer.count, 0)
                 if count <= 0 { break }
                 data.append(contentsOf: buffer[0..<count])
