@@ -63,7 +63,15 @@ extension Response {
 
     /// An error answer.
     static func error(_ error: PrefsError) -> Response {
-        json(ErrorBody(error), status: HTTPResponse.Status(code: error.code.httpStatus))
+        let answer = error.answer
+        return json(text: answer.body, status: answer.status)
+    }
+}
+
+extension PrefsError {
+    /// The status and JSON body this error is answered with, by the router and the event loop alike.
+    var answer: (status: HTTPResponse.Status, body: ByteBuffer) {
+        (HTTPResponse.Status(code: code.httpStatus), ByteBuffer(bytes: JSONCoding.encoded(ErrorBody(self))))
     }
 }
 

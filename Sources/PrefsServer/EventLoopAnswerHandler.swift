@@ -330,18 +330,18 @@ extension EventLoopAnswerHandler {
         _ result: Result<WriteResult, any Error>, to request: HTTPRequest, close: Bool, context: ChannelHandlerContext
     ) {
         writing = false
-        let answer: (status: HTTPResponse.Status, body: Data)
+        let answer: (status: HTTPResponse.Status, body: ByteBuffer)
         switch result {
         case .success(let written):
-            answer = (.ok, Data(written.wireJSON.utf8))
+            answer = (.ok, ByteBuffer(string: written.wireJSON))
         case .failure(let error):
             let prefsError = ErrorMiddleware<PrefsRequestContext>.prefsError(for: error)
             if prefsError.code == .internal {
                 logger.error("\(request.method) \(request.path ?? "") failed: \(String(reflecting: error))")
             }
-            answer = (HTTPResponse.Status(code: prefsError.code.httpStatus), JSONCoding.encoded(ErrorBody(prefsError)))
+            answer = prefsError.answer
         }
-        send(ByteBuffer(bytes: answer.body), status: answer.status, close: close, context: context)
+        send(answer.body, status: answer.status, close: close, context: context)
         // After `Connection: close`, nothing more is answered: the connection is closing.
         if close { queued.removeAll { if case .part = $0 { true } else { false } } }
         while !writing, !queued.isEmpty {

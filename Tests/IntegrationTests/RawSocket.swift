@@ -51,21 +51,20 @@ final class RawSocket: Sendable {
 
     /// Reads until the peer closes (or 10 s pass without data), on a thread of its own.
     func readToEnd() async -> String {
-        await read { _ in false }
+        await read(until: nil)
     }
 
     /// Reads until what has arrived contains `marker` (or the peer closes, or 10 s pass), on a
     /// thread of its own; returns all of it.
     func read(until marker: String) async -> String {
-        let deadline = ContinuousClock.now + .seconds(10)
-        return await read { $0.contains(marker) || ContinuousClock.now > deadline }
+        await read(until: (Data(marker.utf8), ContinuousClock.now + .seconds(10)))
     }
 
-    private func read(until done: @escaping @Sendable (String) -> Bool) async -> String {
+    private func read(until stop: (marker: Data, deadline: ContinuousClock.Instant)?) async -> String {
         await onOwnThread {
             var data = Data()
             var buffer = [UInt8](repeating: 0, count: 65536)
-            while !done(String(decoding: data, as: UTF8.self)) {
+            while stop.map({ data.range(of: $0.marker) == nil && ContinuousClock.now < $0.deadline }) ?? true {
                 let count = recv(self.descriptor, &buffer, buffer.count, 0)
                 if count <= 0 { break }
                 data.append(contentsOf: buffer[0..<count])
