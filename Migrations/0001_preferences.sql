@@ -25,8 +25,8 @@ CREATE TABLE preference_schema (
 ) WITHOUT ROWID;
 
 -- Every committed change, one row per revision, in the transaction of the change itself.
--- The newest `--retain-changes` rows are kept; `change_log_state.oldest_revision` says where
--- the kept history starts.
+-- At least the newest `--retain-changes` rows are kept (compacted in steps, not at every commit);
+-- `change_log_state.oldest_revision` says where the kept history starts.
 CREATE TABLE change (
     revision   INTEGER NOT NULL PRIMARY KEY,
     kind       TEXT    NOT NULL,        -- set | reset | lock | unlock | schema | …
@@ -39,7 +39,9 @@ CREATE TABLE change (
     created_at REAL    NOT NULL         -- seconds since 1970
 );
 
--- One row: the newest revision ever committed and the oldest one the change log still holds.
+-- One row, written when the change log is compacted: the newest revision then, and the oldest
+-- one the change log still holds. The newest revision now is the greater of `current_revision`
+-- and the log's last row.
 CREATE TABLE change_log_state (
     id              INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     current_revision INTEGER NOT NULL,

@@ -14,8 +14,18 @@ struct LoggedChange: Sendable, Hashable {
 /// the change itself, read back to replay a resumed watch.
 enum ChangeLog {
     /// The newest revision committed and the oldest one the log still holds.
+    ///
+    /// `change_log_state` is written only when the log is compacted (see ``compact(_:revision:retain:oldest:)``),
+    /// so the newest revision is the log's last row, or the state's if it is newer (before any
+    /// change, or in a database an earlier version kept).
     static func bounds(_ db: Database) throws -> (current: Revision, oldest: Revision) {
-        let row = try Row.fetchOne(db, sql: "SELECT current_revision, oldest_revision FROM change_log_state")!
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT max(current_revision, ifnull((SELECT max(revision) FROM change), 0)), oldest_revision
+                FROM change_log_state
+                """
+        )!
         return (row[0], row[1])
     }
 
@@ -37,13 +47,20 @@ enum ChangeLog {
         )
     }
 
-    /// Records `revision` as the newest, and drops rows beyond the newest `retain`; returns the
-    /// oldest revision the log then holds (never below `oldest`, the one it held before).
-    static func finish(_ db: Database, revision: Revision, retain: Int, oldest: Revision) throws -> Revision {
-        let oldest = max(oldest, revision - Revision(retain) + 1)
+    /// Drops the rows beyond the newest `retain` once there are more than `retain / 32` of
+    /// them, and returns the oldest revision the log then holds (`oldest`, the one it held
+    /// before, if it did not compact).
+    ///
+    /// The log keeps at least `retain` changes. Compacting in steps rather than at every commit
+    /// spares each commit the two extra pages a per-commit compaction writes (the state row and
+    /// the log's first leaf): with `--durability full`, every page is part of the sync a
+    /// client's acknowledgement waits for.
+    static func compact(_ db: Database, revision: Revision, retain: Int, oldest: Revision) throws -> Revision {
+        let kept = revision - oldest + 1
+        guard kept > Revision(retain + retain / 32) else { return oldest }
+        let oldest = revision - Revision(retain) + 1
         try db.cachedStatement(sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = ?")
             .execute(arguments: [revision, oldest])
-        // Compaction is cheap per commit: the rows it removes are the few that just fell out.
         try db.cachedStatement(sql: "DELETE FROM change WHERE revision < ?").execute(arguments: [oldest])
         return oldest
     }

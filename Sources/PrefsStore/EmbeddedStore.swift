@@ -89,7 +89,7 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
                     WriteContext(db: db, cache: cache, rules: rules, overrides: overrides, time: Date().timeIntervalSince1970)
                 },
                 finishTransaction: { context in
-                    context.oldestRevision = try ChangeLog.finish(
+                    context.oldestRevision = try ChangeLog.compact(
                         context.db, revision: context.revision, retain: retain, oldest: context.oldestRevision)
                 },
                 didCommit: { context in

@@ -59,6 +59,37 @@ struct StoreRestartTests {
         }
     }
 
+    @Test("The change log compacts in steps of retainChanges / 32, and its bounds survive reopening")
+    func compactionInStepsSurvives() async throws {
+        let folder = try makeFolder()
+        defer { removeFolder(folder) }
+        let path = folder.appending(path: "prefs.sqlite").path
+        let configuration = StoreConfiguration.forTests { $0.retainChanges = 64 }
+        do {
+            let store = try EmbeddedStore(path: path, configuration: configuration)
+            for value in 1...66 { try await store.set("k", to: .integer(Int64(value))) }
+            // 64 kept, and 2 (64 / 32) more before a compaction is worth its pages.
+            #expect(try await store.status().oldestRevision == 1)
+            try await store.set("k", to: 67)
+            #expect(try await store.status().oldestRevision == 4)
+            try await store.set("k", to: 68)
+            #expect(try await store.status().oldestRevision == 4)
+            await store.closeWithoutBlocking()
+        }
+        try await withStore(EmbeddedStore(path: path, configuration: configuration)) { reopened in
+            let status = try await reopened.status()
+            #expect(status.revision == 68)
+            #expect(status.oldestRevision == 4)
+            var watch = WatchReader(reopened.watch(WatchRequest(keys: ["k"], since: 3)))
+            #expect(try await watch.take(65).map(\.revision) == Array(4...68))
+            var tooOld = WatchReader(reopened.watch(WatchRequest(keys: ["k"], since: 2)))
+            let (events, error) = await tooOld.rest()
+            #expect(events.isEmpty)
+            #expect((error as? PrefsError)?.code == .compacted)
+            #expect(try await reopened.set("k", to: 69).revision == 69)
+        }
+    }
+
     @Test("A closed store refuses writes with shutting_down")
     func closedRefusesWrites() async throws {
         let store = try makeStore()
