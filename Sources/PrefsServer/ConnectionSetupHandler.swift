@@ -1,8 +1,9 @@
+import Logging
 import NIOCore
 import PrefsKit
 
 /// Sets up the front of a new connection, then leaves the pipeline: smaller first receive
-/// buffers, and a ``FrontReadHandler`` before the HTTP decoder when the service can answer reads
+/// buffers, and a ``FrontAnswerHandler`` before the HTTP decoder when the service can answer reads
 /// at once.
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
@@ -16,16 +17,25 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
 
     private let reads: (any ImmediateResolving)?
+    private let writes: PlainWrites?
+    private let occupancy: EventLoopOccupancy
+    private let maximumWriteBytes: Int
 
-    /// Sets up connections to `service`.
-    init(service: any PrefsService) {
+    /// Sets up connections to `service`, within `limits`, counted in `occupancy`.
+    init(service: any PrefsService, limits: ServerLimits, occupancy: EventLoopOccupancy, logger: Logger) {
         reads = service as? any ImmediateResolving
+        writes = (service as? any CompletionWriting).map { PlainWrites(store: $0, occupancy: occupancy, logger: logger) }
+        self.occupancy = occupancy
+        maximumWriteBytes = limits.maximumPutBodyBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
-        if let reads { try? pipeline.addHandler(FrontReadHandler(store: reads), position: .first) }
+        if let reads {
+            let front = FrontAnswerHandler(store: reads, writes: writes, occupancy: occupancy, maximumWriteBytes: maximumWriteBytes)
+            try? pipeline.addHandler(front, position: .first)
+        }
         pipeline.removeHandler(context: context, promise: nil)
     }
 }

@@ -53,11 +53,9 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private let reads: (any ImmediateResolving)?
     private let watches: (any FeedWatching)?
-    private let writes: (any CompletionWriting)?
+    private let writes: PlainWrites?
     /// The largest write body taken here; a larger one goes to the router, which refuses it.
     private let maximumWriteBytes: Int
-    /// Where a write's internal error is logged, as ``ErrorMiddleware`` logs the router's.
-    private let logger: Logger
     /// Requests passed on whose answers have not ended yet.
     private var passedOn = 0
     /// The request being read, and how the handler will answer it.
@@ -85,22 +83,25 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// A handler answering what `service` can answer at once: reads if it resolves from memory,
     /// watches if it gives them as feeds, plain writes if it reports them to a completion (the
-    /// embedded store does all three).
-    init(service: any PrefsService, limits: ServerLimits = ServerLimits(), logger: Logger = Logger(label: "prefsd")) {
-        self.logger = logger
+    /// embedded store does all three). A write commits on the calling thread when `occupancy`
+    /// says its connection is alone on its event loop.
+    init(
+        service: any PrefsService, limits: ServerLimits = ServerLimits(), occupancy: EventLoopOccupancy = EventLoopOccupancy(),
+        logger: Logger = Logger(label: "prefsd")
+    ) {
         reads = service as? any ImmediateResolving
         watches = service as? any FeedWatching
-        writes = service as? any CompletionWriting
+        writes = (service as? any CompletionWriting).map { PlainWrites(store: $0, occupancy: occupancy, logger: logger) }
         maximumWriteBytes = limits.maximumPutBodyBytes
     }
 
     /// The handlers a new connection to `service` needs: this one, and, when `service` cannot
     /// give its watches as feeds, a ``DisconnectHandler`` to end the router's watch streams
     /// through `endings`.
-    static func handlers(for service: any PrefsService, limits: ServerLimits, endings: WatchEndings, logger: Logger)
-        -> [any RemovableChannelHandler]
-    {
-        let handler = EventLoopAnswerHandler(service: service, limits: limits, logger: logger)
+    static func handlers(
+        for service: any PrefsService, limits: ServerLimits, occupancy: EventLoopOccupancy, endings: WatchEndings, logger: Logger
+    ) -> [any RemovableChannelHandler] {
+        let handler = EventLoopAnswerHandler(service: service, limits: limits, occupancy: occupancy, logger: logger)
         return handler.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
     }
 
@@ -318,30 +319,15 @@ extension EventLoopAnswerHandler {
         }
         writing = true
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        writes.set(key, to: value, scope: scope) { result in
-            bound.eventLoop.execute {
-                bound.value.handler.answerWrite(result, to: request, close: close, context: bound.value.context)
-            }
+        writes.submit(key, to: value, scope: scope, target: request.path ?? "", on: context.eventLoop) { status, body in
+            bound.value.handler.answerWrite(status: status, body: body, close: close, context: bound.value.context)
         }
     }
 
-    /// Answers a committed (or failed) write as the router would, then takes up what waited.
-    fileprivate func answerWrite(
-        _ result: Result<WriteResult, any Error>, to request: HTTPRequest, close: Bool, context: ChannelHandlerContext
-    ) {
+    /// Answers a committed (or failed) write, then takes up what waited.
+    fileprivate func answerWrite(status: HTTPResponse.Status, body: ByteBuffer, close: Bool, context: ChannelHandlerContext) {
         writing = false
-        let answer: (status: HTTPResponse.Status, body: ByteBuffer)
-        switch result {
-        case .success(let written):
-            answer = (.ok, ByteBuffer(string: written.wireJSON))
-        case .failure(let error):
-            let prefsError = ErrorMiddleware<PrefsRequestContext>.prefsError(for: error)
-            if prefsError.code == .internal {
-                logger.error("\(request.method) \(request.path ?? "") failed: \(String(reflecting: error))")
-            }
-            answer = prefsError.answer
-        }
-        send(answer.body, status: answer.status, close: close, context: context)
+        send(body, status: status, close: close, context: context)
         // After `Connection: close`, nothing more is answered: the connection is closing.
         if close { queued.removeAll { if case .part = $0 { true } else { false } } }
         while !writing, !queued.isEmpty {

@@ -37,12 +37,17 @@ public struct PrefsHTTPServer: Sendable {
         let endings = WatchEndings()
         let router = Self.router(service: service, limits: limits, endings: endings)
         let uid = getuid()
+        let occupancy = EventLoopOccupancy()
         application = Application(
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ConnectionSetupHandler(service: service), PeerCredentialsHandler(allowedUID: uid, logger: logger)]
-                        + EventLoopAnswerHandler.handlers(for: service, limits: limits, endings: endings, logger: logger)
+                    additionalChannelHandlers: [
+                        ConnectionSetupHandler(service: service, limits: limits, occupancy: occupancy, logger: logger),
+                        PeerCredentialsHandler(allowedUID: uid, logger: logger),
+                    ]
+                        + EventLoopAnswerHandler.handlers(
+                            for: service, limits: limits, occupancy: occupancy, endings: endings, logger: logger)
                         + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in

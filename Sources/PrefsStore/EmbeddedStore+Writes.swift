@@ -8,7 +8,7 @@ extension EmbeddedStore {
     }
 
     public func set(
-        _ key: String, to value: JSONValue, scope: ScopePath,
+        _ key: String, to value: JSONValue, scope: ScopePath, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
@@ -17,7 +17,7 @@ extension EmbeddedStore {
         } catch {
             return completion(.failure(error))
         }
-        writer.submit(Self.setting(key, to: value, scope: scope), leadingHere: false, completion: completion)
+        writer.submit(Self.setting(key, to: value, scope: scope), leadingHere: committingHere, completion: completion)
     }
 
     /// The write request of a `set`.

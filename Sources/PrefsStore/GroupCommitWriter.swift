@@ -83,9 +83,10 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Commits the waiting batch (the leader's own request among it) on the calling thread,
-    /// then hands what queued meanwhile to the database's writer queue.
+    /// hands what queued meanwhile to the database's writer queue, then acknowledges the batch:
+    /// once the database is free for the next one.
     private func lead() {
-        pool.writeWithoutTransaction { db in _ = commitWaiting(db) }
+        let acknowledge = pool.writeWithoutTransaction { db in commitWaiting(db) }
         let more = queue.withLock { queue in
             if queue.jobs.isEmpty { queue.draining = false }
             return queue.draining
@@ -93,27 +94,29 @@ final class GroupCommitWriter: Sendable {
         if more {
             pool.asyncWriteWithoutTransaction { db in self.drain(db) }
         }
+        acknowledge?()
     }
 
     /// Commits batches until the queue is empty.
     private func drain(_ db: Database) {
-        while commitWaiting(db) {}
+        while let acknowledge = commitWaiting(db) { acknowledge() }
     }
 
-    /// Commits the jobs waiting, if any; with none, the writer becomes idle.
-    private func commitWaiting(_ db: Database) -> Bool {
+    /// Commits the jobs waiting, and returns what acknowledges them; with none, the writer
+    /// becomes idle, and it returns nil.
+    private func commitWaiting(_ db: Database) -> (() -> Void)? {
         let jobs = queue.withLock { queue in
             let jobs = queue.jobs
             queue.jobs = []
             if jobs.isEmpty { queue.draining = false }
             return jobs
         }
-        guard !jobs.isEmpty else { return false }
-        commit(jobs, db)
-        return true
+        guard !jobs.isEmpty else { return nil }
+        return commit(jobs, db)
     }
 
-    private func commit(_ jobs: [Job], _ db: Database) {
+    /// Commits `jobs` in one transaction, and returns what reports each one's outcome.
+    private func commit(_ jobs: [Job], _ db: Database) -> () -> Void {
         let context = hooks.makeContext(db)
         var acknowledgements: [@Sendable (Result<Void, any Error>) -> Void] = []
         do {
@@ -132,12 +135,11 @@ final class GroupCommitWriter: Sendable {
             }
         } catch {
             let failure = StoreErrors.translate(error)
-            for acknowledge in acknowledgements { acknowledge(.failure(failure)) }
-            return
+            return { for acknowledge in acknowledgements { acknowledge(.failure(failure)) } }
         }
         hooks.didCommit(context)
-        for acknowledge in acknowledgements { acknowledge(.success(())) }
         scheduleCheckpoint()
+        return { for acknowledge in acknowledgements { acknowledge(.success(())) } }
     }
 
     /// Runs `body` in a savepoint, rolled back if it throws: GRDB's `inSavepoint`, inside a

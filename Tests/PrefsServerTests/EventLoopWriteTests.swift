@@ -14,16 +14,6 @@ import Testing
 /// after the commit, errors rendered as the router renders them, what it leaves to the router,
 /// and the order of what follows a write.
 @Suite struct EventLoopWriteTests {
-    /// Records the events that pass the handler.
-    final class EventRecorder: ChannelInboundHandler {
-        typealias InboundIn = HTTPRequestPart
-        var quiesced = false
-
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if event is ChannelShouldQuiesceEvent { quiesced = true }
-        }
-    }
-
     static func put(_ path: String, _ body: String, to channel: EmbeddedChannel) throws {
         try channel.writeInbound(
             HTTPRequestPart.head(
@@ -97,21 +87,35 @@ import Testing
         }
     }
 
-    @Test func whatFollowsAWriteWaitsForItsAnswer() async throws {
+    @Test func whatFollowsAWriteWaitsForItsAnswerWhenTheWriterCommitsIt() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let recorder = EventRecorder()
-            let channel = EmbeddedChannel(handlers: [EventLoopAnswerHandler(service: store), recorder])
-            try Self.put("/v1/prefs/a.b", "1", to: channel)
-            // A read of the same key and shutdown's start, both before the write has committed.
-            try channel.writeInbound(HTTPRequestPart.head(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/prefs/a.b")))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
-            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-            let answers = try await Self.answers(2, from: channel)
-            #expect(answers.count == 2)
-            #expect(answers.first?.body.contains("revision") == true)
+            let occupancy = EventLoopOccupancy()
+            let recorder = FrontWriteTests.QuiesceRecorder()
+            let channel = try await NIOAsyncTestingChannel { channel in
+                try channel.pipeline.syncOperations.addHandlers([EventLoopAnswerHandler(service: store, occupancy: occupancy), recorder])
+                // Two connections on the loop: the write goes to the store's writer.
+                for _ in 0..<2 { occupancy.connectionOpened(on: channel.eventLoop) }
+            }
+            // A write, a read of the same key and shutdown's start, all before the write is answered.
+            try await channel.testingEventLoop.executeInContext {
+                let pipeline = channel.pipeline.syncOperations
+                let head = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/a.b", headerFields: [.contentLength: "1"])
+                for part in [HTTPRequestPart.head(head), .body(ByteBuffer(string: "1")), .end(nil)] { pipeline.fireChannelRead(NIOAny(part)) }
+                let read = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/prefs/a.b")
+                for part in [HTTPRequestPart.head(read), .end(nil)] { pipeline.fireChannelRead(NIOAny(part)) }
+                pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+                #expect(!recorder.hasQuiesced)
+            }
+            var bodies: [String] = []
+            while bodies.count < 2 {
+                if case .body(let bytes) = try await channel.waitForOutboundWrite(as: HTTPResponsePart.self) {
+                    bodies.append(String(buffer: bytes))
+                }
+            }
+            #expect(bodies.first == #"{"revision":1}"#)
             // The read saw the write, and shutdown reached the handlers behind only after both.
-            #expect(answers.last?.body.contains(#""value":1"#) == true)
-            #expect(recorder.quiesced)
+            #expect(bodies.last?.contains(#""value":1"#) == true)
+            #expect(recorder.hasQuiesced)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -11,21 +12,29 @@ import Testing
 
 @testable import PrefsServer
 
-/// ``FrontReadHandler``: which raw request heads it answers itself, that its answers are the
-/// bytes the HTTP pipeline would send, and that it steps aside for good at the first request
-/// that is not a plain read.
+/// ``FrontAnswerHandler``'s reads: which raw request heads it answers itself, that its answers
+/// are the bytes the HTTP pipeline would send, and that it steps aside for good at the first
+/// request that is not plain.
 @Suite struct FrontReadTests {
     /// A connection's pipeline as the server builds it, behind the raw bytes: the front handler
     /// (when `front`), NIO's HTTP/1 encoder and decoder, the HTTP types codec, and the handler
-    /// that answers on the event loop. What reaches the end is the router's.
-    static func channel(over store: EmbeddedStore, front: Bool = true) throws -> EmbeddedChannel {
+    /// that answers on the event loop. What reaches the end is the router's. Connections that
+    /// share an `occupancy` count as sharing one event loop.
+    static func channel(
+        over store: EmbeddedStore, front: Bool = true, limits: ServerLimits = ServerLimits(),
+        occupancy: EventLoopOccupancy = EventLoopOccupancy()
+    ) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
-        if front { try pipeline.addHandler(FrontReadHandler(store: store)) }
+        if front {
+            let writes = PlainWrites(store: store, occupancy: occupancy, logger: Logger(label: "test"))
+            try pipeline.addHandler(
+                FrontAnswerHandler(store: store, writes: writes, occupancy: occupancy, maximumWriteBytes: limits.maximumPutBodyBytes))
+        }
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try pipeline.addHandler(EventLoopAnswerHandler(service: store))
+        try pipeline.addHandler(EventLoopAnswerHandler(service: store, limits: limits, occupancy: occupancy))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/unused")).wait()
         return channel
     }
@@ -86,8 +95,8 @@ import Testing
         }
     }
 
-    @Test("Leaves every head that is not a plain read to the pipeline behind it, as if absent", arguments: [
-        "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 1\r\n\r\n1",
+    @Test("Leaves every head that is not a plain read or write to the pipeline behind it, as if absent", arguments: [
+        "PUT /v1/prefs/k.v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n1\r\n0\r\n\r\n",
         "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n",
         "GET /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
         "GET /v1/prefs/k.v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
@@ -123,16 +132,28 @@ import Testing
     }
 
     @Test func readsOnlyPlainHeads() {
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v?scope=/a HTTP/1.1\r\nConnection: close\r\n\r\n"))
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v?scope=/a HTTP/1.1\r\nConnection: close\r\n\r\n"))
             == .read(headLength: 58, path: "/v1/prefs/k.v?scope=/a", connection: "close"))
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/pr")) == .incomplete)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n")) == .other)
-        #expect(PlainRead.parse(ByteBuffer(string: "POST /v1/prefs/k.v HTTP/1.1\r\n\r\n")) == .other)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nHost: x\r")) == .incomplete)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\nHost: x\n\n")) == .other)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k v HTTP/1.1\r\n\r\n")) == .other)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nBad Name: x\r\n\r\n")) == .other)
-        #expect(PlainRead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nX: \u{1}\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/pr")) == .incomplete)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "POST /v1/prefs/k.v HTTP/1.1\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nHost: x\r")) == .incomplete)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\nHost: x\n\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k v HTTP/1.1\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nBad Name: x\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nX: \u{1}\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 0\r\n\r\n")) == .other)
+    }
+
+    @Test func readsOnlyPlainWriteHeads() {
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\ncontent-length:  12 \r\n\r\n{"))
+            == .write(headLength: 52, path: "/v1/prefs/k.v", connection: nil, bodyLength: 12))
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/pr")) == .incomplete)
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: +1\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/prefs/k.v HTTP/1.1\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n")) == .other)
+        #expect(PlainHead.parse(ByteBuffer(string: "PUT /v1/locks/k.v HTTP/1.1\r\nContent-Length: 1\r\n\r\n")) == .other)
     }
 
     @Test func answersOnlyWhileTheConnectionTakesThem() async throws {

@@ -1,0 +1,172 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import PrefsKit
+import PrefsStore
+import Synchronization
+import TestHarness
+import Testing
+
+@testable import PrefsServer
+
+/// ``FrontAnswerHandler``'s writes: that it answers plain writes with the bytes the pipeline
+/// behind it would send, commits at once when its connection is alone on its event loop, leaves
+/// every other write to that pipeline, and holds what follows a write until its answer.
+@Suite struct FrontWriteTests {
+    typealias Pipeline = FrontReadTests
+
+    /// A plain write of `body` to `target`, with `headers` lines before `Content-Length`.
+    static func put(_ target: String, _ body: String, headers: String = "") -> String {
+        "PUT \(target) HTTP/1.1\r\n\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    @Test(
+        "Answers plain writes with the bytes the pipeline behind would send",
+        arguments: [
+            put("/v1/prefs/a.b?scope=%2Faccounts%2Fx", #"{"z":[1,2],"a":"b"}"#, headers: "Host: prefsd\r\nContent-Type: application/json\r\n"),
+            put("/v1/prefs/a.b", "true", headers: "connection: close\r\n"),
+            put("/v1/prefs/a.locked?scope=/accounts/x", "1"),
+            put("/v1/prefs/a.big", "\"" + String(repeating: "x", count: 300) + "\""),
+        ])
+    func answersPlainWrites(request: String) async throws {
+        // Two stores alike, so that both answers carry the same revision.
+        var configuration = StoreConfiguration()
+        configuration.rules.maximumValueBytes = 100
+        try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { frontStore in
+            try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { behindStore in
+                for store in [frontStore, behindStore] { try await store.lock("a.locked", scope: "/accounts") }
+                let limits = ServerLimits(maximumValueBytes: 400)
+                let front = try Pipeline.channel(over: frontStore, limits: limits)
+                let behind = try Pipeline.channel(over: behindStore, front: false, limits: limits)
+                try front.writeInbound(ByteBuffer(string: request))
+                try behind.writeInbound(ByteBuffer(string: request))
+                #expect(try Pipeline.passedOn(by: front) == 0)
+                #expect(try Pipeline.passedOn(by: behind) == 0)
+                // Alone on its loop, the write committed before writeInbound returned.
+                let answer = try Pipeline.written(by: front)
+                #expect(answer.hasPrefix("HTTP/1.1 \(Self.expectedStatus(of: request))\r\n"), "\(answer)")
+                #expect(answer == (try Pipeline.written(by: behind)), "\(request)")
+                #expect(front.isActive == !request.contains("close"))
+                #expect(try await frontStore.dump(scope: .root) == (try await behindStore.dump(scope: .root)))
+            }
+        }
+    }
+
+    /// The status each of ``answersPlainWrites(request:)``'s cases must get: a success, a close,
+    /// a refusal by the store, and a value too large.
+    static func expectedStatus(of request: String) -> String {
+        if request.contains("a.locked") { return "409 Conflict" }
+        if request.contains("a.big") { return "413 Payload Too Large" }
+        return "200 OK"
+    }
+
+    @Test("Leaves every write that is not plain to the pipeline behind it", arguments: [
+        put("/v1/prefs/a.b", "not json"),
+        put("/v1/prefs/a.b", String(repeating: "1", count: 2000)),
+        put("/v1/prefs/a.b?scope=/a&x=1", "1"),
+        put("/v1/prefs/Bad%20Key", "1"),
+        put("/v1/prefs/a.b", "1", headers: "Connection: keep-alive\r\n"),
+        put("/v1/prefs/a.b", "1", headers: "Expect: 100-continue\r\n"),
+        "PUT /v1/prefs/a.b HTTP/1.1\r\n\r\n",
+    ])
+    func leavesOtherWrites(request: String) async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Pipeline.channel(over: store, limits: ServerLimits(maximumValueBytes: 10))
+            _ = try? channel.writeInbound(ByteBuffer(string: request))
+            #expect(try Pipeline.passedOn(by: channel) > 0)
+            #expect(try Pipeline.written(by: channel).isEmpty)
+            #expect(try await store.status().revision == 0)
+        }
+    }
+
+    @Test func waitsForTheWholeBody() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Pipeline.channel(over: store)
+            let request = Self.put("/v1/prefs/a.b", #"{"long":"value"}"#)
+            try channel.writeInbound(ByteBuffer(string: String(request.dropLast(5))))
+            #expect(try Pipeline.written(by: channel).isEmpty)
+            try channel.writeInbound(ByteBuffer(string: String(request.suffix(5)) + "GET /v1/prefs/a.b HTTP/1.1\r\n\r\n"))
+            let answers = try Pipeline.written(by: channel)
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
+            #expect(answers.contains(#""value":{"long":"value"}"#))
+            #expect(try Pipeline.passedOn(by: channel) == 0)
+        }
+    }
+
+    @Test func answersNothingAfterAClosingWrite() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Pipeline.channel(over: store)
+            try channel.writeInbound(
+                ByteBuffer(string: Self.put("/v1/prefs/a.b", "1", headers: "Connection: close\r\n") + Self.put("/v1/prefs/a.c", "2")))
+            #expect(try Pipeline.written(by: channel).components(separatedBy: "HTTP/1.1 ").count == 2)
+            #expect(!channel.isActive)
+            #expect(try await store.status().revision == 1)
+        }
+    }
+
+    /// Records whether the server's start of shutdown reached the end of the pipeline.
+    final class QuiesceRecorder: ChannelInboundHandler, Sendable {
+        typealias InboundIn = Any
+        private let quiesced = Mutex(false)
+        /// Whether it has.
+        var hasQuiesced: Bool { quiesced.withLock { $0 } }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is ChannelShouldQuiesceEvent { quiesced.withLock { $0 = true } }
+        }
+    }
+
+    @Test func whatFollowsAWriteWaitsForItsAnswerWhenTheWriterCommitsIt() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let occupancy = EventLoopOccupancy()
+            let recorder = QuiesceRecorder()
+            let channel = try await NIOAsyncTestingChannel { channel in
+                let writes = PlainWrites(store: store, occupancy: occupancy, logger: Logger(label: "test"))
+                try channel.pipeline.syncOperations.addHandlers([
+                    FrontAnswerHandler(store: store, writes: writes, occupancy: occupancy, maximumWriteBytes: 1024),
+                    ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false), recorder,
+                ])
+                // Another connection on the loop: the write goes to the store's writer.
+                occupancy.connectionOpened(on: channel.eventLoop)
+            }
+            #expect(!occupancy.isAlone(on: channel.eventLoop))
+            // The write, a read of its key, and shutdown's start, all before the write is answered.
+            try await channel.testingEventLoop.executeInContext {
+                let pipeline = channel.pipeline.syncOperations
+                pipeline.fireChannelRead(
+                    NIOAny(ByteBuffer(string: Self.put("/v1/prefs/a.b", "1") + "GET /v1/prefs/a.b HTTP/1.1\r\n\r\n")))
+                pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+                #expect(!recorder.hasQuiesced)
+            }
+            let first = String(buffer: try await channel.waitForOutboundWrite(as: ByteBuffer.self))
+            let second = String(buffer: try await channel.waitForOutboundWrite(as: ByteBuffer.self))
+            #expect(first.hasPrefix("HTTP/1.1 200 OK") && first.hasSuffix(#"{"revision":1}"#))
+            // The read saw the write, and shutdown reached the handlers behind only after both.
+            #expect(second.contains(#""value":1"#))
+            #expect(recorder.hasQuiesced)
+            #expect(try await channel.readInbound(as: HTTPRequestPart.self) == nil)
+        }
+    }
+
+    @Test func countsTheConnectionsOfItsLoop() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let occupancy = EventLoopOccupancy()
+            let loop = EmbeddedEventLoop()
+            let channels = try (0..<2).map { _ in
+                let channel = EmbeddedChannel(loop: loop)
+                try channel.pipeline.syncOperations.addHandler(
+                    FrontAnswerHandler(store: store, writes: nil, occupancy: occupancy, maximumWriteBytes: 0))
+                return channel
+            }
+            #expect(!occupancy.isAlone(on: loop))
+            _ = try channels[0].finish()
+            #expect(occupancy.isAlone(on: loop))
+            _ = try channels[1].finish()
+            #expect(occupancy.isAlone(on: loop))
+        }
+    }
+}
