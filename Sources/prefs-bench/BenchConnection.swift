@@ -129,7 +129,14 @@ final class BenchConnection {
         }
     }
 
+    /// Waits for bytes with `poll`, then reads them. A thread blocked in `recv` on a Unix socket is
+    /// also woken each time the peer reads what it sent (the kernel signals the space freed on
+    /// the same wait queue), then sleeps again; that wake-up is paid by the peer's thread, and would
+    /// count as daemon CPU. `poll` for input is woken by input only, as an event-driven client
+    /// (epoll: NIO, AsyncHTTPClient, Go) is.
     private func fill() throws {
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&request, 1, -1) < 0, errno == EINTR {}
         let count = recv(descriptor, &buffer, buffer.count, 0)
         guard count > 0 else { throw BenchError("the daemon closed the connection") }
         pending.append(contentsOf: buffer[0..<count])
