@@ -5,7 +5,8 @@ import Musl
 #endif
 
 /// Connecting to a Unix stream socket by its path: the one place its `sockaddr_un` is built, for
-/// the client, the daemon's check for a live daemon on its socket, and the benchmark.
+/// the client, the daemon's check for a live daemon on its socket, and the benchmark; and
+/// receiving from one.
 public enum UnixSocket {
     /// Why a connection could not be made: the `errno` of the call that failed
     /// (`ENAMETOOLONG` for a path longer than a socket address holds).
@@ -39,5 +40,18 @@ public enum UnixSocket {
             throw Failure(code: code)
         }
         return descriptor
+    }
+
+    /// Receives up to `count` bytes into `buffer` from the blocking socket `descriptor`, as
+    /// `recv` does (its result, and `errno` when it is -1), once `poll` has seen input.
+    ///
+    /// A thread blocked in `recv` on a Unix socket is also woken each time the peer reads what it
+    /// sent — the kernel signals the freed space on the same wait queue — and sleeps again. The
+    /// peer's thread pays for that wake-up: for the daemon, more CPU per request than HTTP
+    /// parsing. `poll` for input is woken by input only, as event-driven clients (epoll) are.
+    public static func receive(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&request, 1, -1) < 0, errno == EINTR {}
+        return recv(descriptor, buffer, count, 0)
     }
 }

@@ -218,7 +218,7 @@ final class UnixConnection: Sendable {
     func read() throws -> Data? {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
+            let count = buffer.withUnsafeMutableBytes { UnixSocket.receive(descriptor, into: $0.baseAddress!, count: $0.count) }
             if count > 0 { return Data(buffer[0..<count]) }
             if count == 0 { return nil }
             if errno == EINTR { continue }

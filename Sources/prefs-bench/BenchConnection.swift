@@ -43,7 +43,7 @@ final class BenchConnection {
         pending.removeAll()
         let length = head.length
         while received < length {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
+            let count = buffer.withUnsafeMutableBytes { UnixSocket.receive(descriptor, into: $0.baseAddress!, count: $0.count) }
             guard count > 0 else { throw BenchError("the download ended early") }
             received += count
         }
@@ -129,15 +129,8 @@ final class BenchConnection {
         }
     }
 
-    /// Waits for bytes with `poll`, then reads them. A thread blocked in `recv` on a Unix socket is
-    /// also woken each time the peer reads what it sent (the kernel signals the space freed on
-    /// the same wait queue), then sleeps again; that wake-up is paid by the peer's thread, and would
-    /// count as daemon CPU. `poll` for input is woken by input only, as an event-driven client
-    /// (epoll: NIO, AsyncHTTPClient, Go) is.
     private func fill() throws {
-        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while poll(&request, 1, -1) < 0, errno == EINTR {}
-        let count = recv(descriptor, &buffer, buffer.count, 0)
+        let count = buffer.withUnsafeMutableBytes { UnixSocket.receive(descriptor, into: $0.baseAddress!, count: $0.count) }
         guard count > 0 else { throw BenchError("the daemon closed the connection") }
         pending.append(contentsOf: buffer[0..<count])
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsClientCore
 
 /// A redis-server the benchmark starts on a Unix socket, with persistence off, as the baseline
 /// for the daemon's GET and SET rates and CPU per request (DESIGN.md measures against redis).
@@ -80,7 +81,7 @@ final class RedisConnection {
     }
 
     private func fill() throws {
-        let count = recv(descriptor, &buffer, buffer.count, 0)
+        let count = buffer.withUnsafeMutableBytes { UnixSocket.receive(descriptor, into: $0.baseAddress!, count: $0.count) }
         guard count > 0 else { throw BenchError("redis closed the connection") }
         pending.append(contentsOf: buffer[0..<count])
     }

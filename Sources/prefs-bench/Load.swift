@@ -54,11 +54,19 @@ enum Load {
     /// Runs each measurement `rounds` times, taking turns (a, b, c, a, b, c, …) so that the
     /// machine's drift touches them alike, and returns each one's median.
     static func interleavedMedians(rounds: Int, _ measurements: [() throws -> Double]) throws -> [Double] {
-        var results = Array(repeating: [Double](), count: measurements.count)
+        try interleavedMedians(rounds: rounds, measurements.map { measure in { [try measure()] } }).map { $0[0] }
+    }
+
+    /// ``interleavedMedians(rounds:_:)`` for measurements of several values each (a rate and its
+    /// CPU cost): the median of each value.
+    static func interleavedMedians(rounds: Int, _ measurements: [() throws -> [Double]]) throws -> [[Double]] {
+        var results = Array(repeating: [[Double]](), count: measurements.count)
         for _ in 0..<rounds {
             for (index, measure) in measurements.enumerated() { results[index].append(try measure()) }
         }
-        return results.map { $0.sorted()[$0.count / 2] }
+        return results.map { runs in
+            (0..<(runs.first?.count ?? 0)).map { value in runs.map { $0[value] }.sorted()[runs.count / 2] }
+        }
     }
 
     /// Writes per second of `clients` clients, each writing its own key at ten scopes.

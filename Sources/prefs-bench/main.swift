@@ -60,22 +60,33 @@ do {
         // CPU is the reads' own.
         usleep(500_000)
         for connections in [1, 16] {
-            // At least 10 000 reads per run, so that one run lasts long enough to measure.
+            // At least 10 000 reads per run, so that one run lasts long enough to measure; the
+            // daemon and redis in turns, three times each (medians), as the write rates are.
             let requests = max(perConnection, (quick ? 2000 : 10_000) / connections)
-            let gets = try metered(daemon.meter, requests: connections * requests) {
-                try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests)
-            }
-            let redisGets = try redis.map { redis in
-                try metered(redis.meter, requests: connections * requests) {
-                    try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false)
+            var measurements: [() throws -> [Double]] = [
+                {
+                    let gets = try metered(daemon.meter, requests: connections * requests) {
+                        try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests)
+                    }
+                    return [gets.rate, gets.cpu]
+                }
+            ]
+            if let redis {
+                measurements.append {
+                    let gets = try metered(redis.meter, requests: connections * requests) {
+                        try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false)
+                    }
+                    return [gets.rate, gets.cpu]
                 }
             }
+            let medians = try Load.interleavedMedians(rounds: quick ? 1 : 3, measurements)
+            let (gets, redisGets) = (medians[0], medians.count > 1 ? medians[1] : nil)
             let plural = connections == 1 ? "connection" : "connections"
             table.add(
-                "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
+                "GET/s, \(connections) \(plural)", gets[0], baseline: redisGets.map { ("redis GET/s", $0[0]) },
                 target: redis == nil ? unmeasured : connections == 16 ? "≥ 0.5×" : "-")
             table.add(
-                "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
+                "daemon CPU µs per GET, \(connections) \(plural)", gets[1], baseline: redisGets.map { ("redis µs per GET", $0[1]) },
                 target: redis == nil ? unmeasured : connections == 16 ? "≤ 2×" : "-")
         }
         let writers = 16
