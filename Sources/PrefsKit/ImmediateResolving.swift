@@ -4,4 +4,8 @@
 public protocol ImmediateResolving: PrefsService {
     /// ``PrefsService/resolve(_:scope:explain:)`` for a valid key, answered at once.
     func resolveNow(_ key: String, scope: ScopePath, explain: Bool) -> ResolvedPreference
+
+    /// The revision of the newest commit reads see; it changes with every commit, before the
+    /// commit is acknowledged.
+    var committedRevision: Revision { get }
 }

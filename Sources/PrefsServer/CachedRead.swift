@@ -2,36 +2,36 @@ import HTTPTypes
 import PrefsKit
 
 /// The answer to a plain read, `GET /v1/prefs/{key}[?scope=…]`, from the store's memory: the
-/// exact JSON body the route would send.
+/// exact JSON body the route would send; and the target of a plain write, `PUT` of the same.
 ///
 /// Only the plain form: another method or path, other query parameters, a key or scope that is
 /// not valid (so that the router words the error), a body, or a `Connection` header other than
 /// `close` gives no answer, and the request is the router's.
 enum CachedRead {
-    /// The JSON body answering `request`, and whether to close the connection after it; nil to
-    /// leave the request to the router.
-    static func answer(to request: HTTPRequest, from store: any ImmediateResolving) -> (body: String, close: Bool)? {
-        guard request.method == .get, let path = request.path, !request.hasBody else { return nil }
-        return answer(toPath: path, connection: request.headerFields[.connection], from: store)
+    /// The JSON body answering a plain GET of `path`, resolved and rendered now; nil to leave the
+    /// request to the router. (``ReadAnswers`` keeps these bodies until the next commit.)
+    static func body(forPath path: String, from store: any ImmediateResolving) -> String? {
+        guard let (key, scope) = plainTarget(path) else { return nil }
+        return store.resolveNow(key, scope: scope, explain: false).compactWireJSON
     }
 
-    /// The JSON body answering a GET of `path` with that `Connection` header, and whether to
-    /// close the connection after it; nil to leave the request to the router.
-    static func answer(toPath path: String, connection: String?, from store: any ImmediateResolving)
-        -> (body: String, close: Bool)?
-    {
-        guard let (key, scope, close) = plainTarget(path, connection: connection),
-            let body = store.resolveNow(key, scope: scope, explain: false).compactWireJSON
-        else { return nil }
-        return (body, close)
+    /// Whether a plain request's `Connection` header asks to close the connection after its
+    /// answer; nil for a header other than `close`, which the router handles.
+    static func closes(_ connection: String?) -> Bool? {
+        guard let connection else { return false }
+        return connection.lowercased() == "close" ? true : nil
+    }
+
+    /// ``plainTarget(_:)`` with ``closes(_:)``: nil unless both are plain.
+    static func plainTarget(_ path: String, connection: String?) -> (key: String, scope: ScopePath, close: Bool)? {
+        guard let close = closes(connection), let (key, scope) = plainTarget(path) else { return nil }
+        return (key, scope, close)
     }
 
     /// The key and scope of a plain `/v1/prefs/KEY[?scope=S]` target — a valid key, a valid scope,
-    /// no other parameter — and whether the `Connection` header asks to close; nil for anything
-    /// else, which the router words.
-    static func plainTarget(_ path: String, connection: String?) -> (key: String, scope: ScopePath, close: Bool)? {
-        let connection = connection?.lowercased()
-        guard path.hasPrefix("/v1/prefs/"), connection == nil || connection == "close" else { return nil }
+    /// no other parameter; nil for anything else, which the router words.
+    static func plainTarget(_ path: String) -> (key: String, scope: ScopePath)? {
+        guard path.hasPrefix("/v1/prefs/") else { return nil }
         let target = path.utf8.dropFirst("/v1/prefs/".utf8.count)
         let key: Substring.UTF8View
         var scopeText = "/"
@@ -46,7 +46,7 @@ enum CachedRead {
         }
         let keyText = String(Substring(key))
         guard (try? KeyName.validate(keyText)) != nil, let scope = try? ScopePath(scopeText) else { return nil }
-        return (keyText, scope, connection == "close")
+        return (keyText, scope)
     }
 
     /// A query value with `%XX` decoded; nil for anything the router might read otherwise

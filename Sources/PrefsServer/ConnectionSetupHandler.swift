@@ -1,4 +1,3 @@
-import Logging
 import NIOCore
 import PrefsKit
 
@@ -18,25 +17,18 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     /// NIO's adaptive sizing, starting smaller.
     static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 1 << 20)
 
-    private let reads: (any ImmediateResolving)?
-    private let writes: PlainWrites?
-    private let occupancy: EventLoopOccupancy
-    private let maximumWriteBytes: Int
+    private let answering: EventLoopAnswering
 
-    /// Sets up connections to `service`, within `limits`, counted in `occupancy`.
-    init(service: any PrefsService, limits: ServerLimits, occupancy: EventLoopOccupancy, logger: Logger) {
-        reads = service as? any ImmediateResolving
-        writes = (service as? any CompletionWriting).map { PlainWrites(store: $0, occupancy: occupancy, logger: logger) }
-        self.occupancy = occupancy
-        maximumWriteBytes = limits.maximumPutBodyBytes
+    /// Sets up connections to a service that answers as `answering` says.
+    init(answering: EventLoopAnswering) {
+        self.answering = answering
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
-        if let reads {
-            let front = FrontAnswerHandler(store: reads, writes: writes, occupancy: occupancy, maximumWriteBytes: maximumWriteBytes)
-            try? pipeline.addHandler(front, position: .first)
+        if let reads = answering.reads {
+            try? pipeline.addHandler(FrontAnswerHandler(reads: reads, answering: answering), position: .first)
         }
         pipeline.removeHandler(context: context, promise: nil)
     }

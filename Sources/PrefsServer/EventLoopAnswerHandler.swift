@@ -51,11 +51,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         case write(key: String, scope: ScopePath, close: Bool)
     }
 
-    private let reads: (any ImmediateResolving)?
-    private let watches: (any FeedWatching)?
-    private let writes: PlainWrites?
-    /// The largest write body taken here; a larger one goes to the router, which refuses it.
-    private let maximumWriteBytes: Int
+    private let answering: EventLoopAnswering
     /// Requests passed on whose answers have not ended yet.
     private var passedOn = 0
     /// The request being read, and how the handler will answer it.
@@ -81,28 +77,22 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         case event(Any)
     }
 
-    /// A handler answering what `service` can answer at once: reads if it resolves from memory,
-    /// watches if it gives them as feeds, plain writes if it reports them to a completion (the
-    /// embedded store does all three). A write commits on the calling thread when `occupancy`
-    /// says its connection is alone on its event loop.
-    init(
-        service: any PrefsService, limits: ServerLimits = ServerLimits(), occupancy: EventLoopOccupancy = EventLoopOccupancy(),
-        logger: Logger = Logger(label: "prefsd")
-    ) {
-        reads = service as? any ImmediateResolving
-        watches = service as? any FeedWatching
-        writes = (service as? any CompletionWriting).map { PlainWrites(store: $0, occupancy: occupancy, logger: logger) }
-        maximumWriteBytes = limits.maximumPutBodyBytes
+    /// A handler answering what `answering` says the service can answer at once.
+    init(answering: EventLoopAnswering) {
+        self.answering = answering
     }
 
-    /// The handlers a new connection to `service` needs: this one, and, when `service` cannot
-    /// give its watches as feeds, a ``DisconnectHandler`` to end the router's watch streams
-    /// through `endings`.
-    static func handlers(
-        for service: any PrefsService, limits: ServerLimits, occupancy: EventLoopOccupancy, endings: WatchEndings, logger: Logger
-    ) -> [any RemovableChannelHandler] {
-        let handler = EventLoopAnswerHandler(service: service, limits: limits, occupancy: occupancy, logger: logger)
-        return handler.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
+    /// A handler answering what `service` can answer at once, within `limits`.
+    convenience init(service: any PrefsService, limits: ServerLimits = ServerLimits()) {
+        self.init(answering: EventLoopAnswering(service: service, limits: limits))
+    }
+
+    /// The handlers a new connection needs: this one, and, when the service cannot give its
+    /// watches as feeds, a ``DisconnectHandler`` to end the router's watch streams through
+    /// `endings`.
+    static func handlers(answering: EventLoopAnswering, endings: WatchEndings) -> [any RemovableChannelHandler] {
+        let handler = EventLoopAnswerHandler(answering: answering)
+        return answering.watches == nil ? [handler, DisconnectHandler(endings: endings)] : [handler]
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -121,7 +111,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .body(var bytes):
             if case .write = held?.answer {
                 writeBody.writeBuffer(&bytes)
-                guard writeBody.readableBytes > maximumWriteBytes else { return }
+                guard writeBody.readableBytes > answering.maximumWriteBytes else { return }
                 // Too large: the router has it, and refuses it.
                 passOn(held!.head, context: context)
                 held = nil
@@ -209,20 +199,20 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// How the handler answers `request` itself, or nil to pass it on.
     private func answer(to request: HTTPRequest) -> Answer? {
         guard !stopping else { return nil }
-        if writes != nil, request.method == .put, passedOn == 0, let path = request.path,
-            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= maximumWriteBytes,
+        if answering.writes != nil, request.method == .put, passedOn == 0, let path = request.path,
+            let length = request.headerFields[.contentLength].flatMap(Int.init), length <= answering.maximumWriteBytes,
             request.headerFields[.transferEncoding] == nil, request.headerFields[.expect] == nil,
             let (key, scope, close) = CachedRead.plainTarget(path, connection: request.headerFields[.connection])
         {
             writeBody.clear()
             return .write(key: key, scope: scope, close: close)
         }
-        if watches != nil, request.method == .get, let path = request.path, path == "/v1/watch" || path.hasPrefix("/v1/watch?"),
+        if answering.watches != nil, request.method == .get, let path = request.path, path == "/v1/watch" || path.hasPrefix("/v1/watch?"),
             !request.hasBody
         {
             return .watch
         }
-        guard passedOn == 0, let reads, let (body, close) = CachedRead.answer(to: request, from: reads) else { return nil }
+        guard passedOn == 0, let reads = answering.reads, let (body, close) = reads.answer(to: request) else { return nil }
         return .read(body: body, close: close)
     }
 
@@ -251,7 +241,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         do {
             let watch = try WatchRoute.parse(Request(head: request, body: RequestBody(buffer: ByteBuffer())))
-            feed = try watches?.openWatchFeed(watch) {
+            feed = try answering.watches?.openWatchFeed(watch) {
                 bound.eventLoop.execute { bound.value.handler.writeEvents(context: bound.value.context) }
             }
         } catch {}
@@ -312,7 +302,7 @@ extension EventLoopAnswerHandler {
     ) {
         let body = writeBody
         writeBody = ByteBuffer()
-        guard let writes, let value = try? JSONValue(parsing: body.readableBytesView) else {
+        guard let writes = answering.writes, let value = try? JSONValue(parsing: body.readableBytesView) else {
             passOn(request, context: context)
             context.fireChannelRead(wrapInboundOut(.body(body)))
             return context.fireChannelRead(wrapInboundOut(.end(nil)))

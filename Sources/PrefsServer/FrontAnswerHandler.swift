@@ -33,7 +33,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request head longer than this is never plain.
     static let maximumHeadBytes = 4096
 
-    private let store: any ImmediateResolving
+    private let reads: ReadAnswers
     private let writes: PlainWrites?
     private let occupancy: EventLoopOccupancy
     /// The largest write body taken here; a larger one goes to the router, which refuses it.
@@ -55,13 +55,12 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// more is answered.
     private var closing = false
 
-    /// Answers plain reads from `store`, and plain writes through `writes` (if given) up to
-    /// `maximumWriteBytes` of body.
-    init(store: any ImmediateResolving, writes: PlainWrites?, occupancy: EventLoopOccupancy, maximumWriteBytes: Int) {
-        self.store = store
-        self.writes = writes
-        self.occupancy = occupancy
-        self.maximumWriteBytes = maximumWriteBytes
+    /// Answers plain reads with `reads`, and plain writes as `answering` says.
+    init(reads: ReadAnswers, answering: EventLoopAnswering) {
+        self.reads = reads
+        writes = answering.writes
+        occupancy = answering.occupancy
+        maximumWriteBytes = answering.maximumWriteBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -130,7 +129,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 pending = bytes
                 return
             case .read(let headLength, let path, let connection):
-                guard let (body, close) = CachedRead.answer(toPath: path, connection: connection, from: store) else { break }
+                guard let (body, close) = reads.answer(toPath: path, connection: connection) else { break }
                 bytes.moveReaderIndex(forwardBy: headLength)
                 let answer = Self.encoded(body, close: close, allocator: context.channel.allocator)
                 context.write(NIOAny(answer), promise: nil)
@@ -271,13 +270,18 @@ enum PlainHead: Equatable {
     /// Anything else.
     case other
 
+    private static let readPrefix = Array("GET /v1/prefs/".utf8)
+    private static let writePrefix = Array("PUT /v1/prefs/".utf8)
+    /// Header fields no plain request has.
+    private static let refusedFields: [StaticString] = ["transfer-encoding", "upgrade", "expect"]
+
     /// Reads the head at the start of `bytes`.
     static func parse(_ bytes: ByteBuffer) -> PlainHead {
         bytes.withUnsafeReadableBytes { raw in
-            let methods = ["GET /v1/prefs/".utf8, "PUT /v1/prefs/".utf8]
-            guard let prefix = methods.first(where: { raw.starts(with: $0.prefix(raw.count)) }) else { return .other }
+            let isWrite = raw.first == UInt8(ascii: "P")
+            let prefix = isWrite ? Self.writePrefix : Self.readPrefix
+            guard raw.starts(with: prefix.prefix(raw.count)) else { return .other }
             guard raw.count >= prefix.count else { return .incomplete }
-            let isWrite = raw[0] == UInt8(ascii: "P")
             // The request line.
             let lineEnd: Int
             switch Line.end(in: raw, from: 0) {
@@ -308,7 +312,7 @@ enum PlainHead: Equatable {
                     field[(colon + 1)...].allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
                 else { return .other }
                 let name = field[..<colon]
-                if ["transfer-encoding", "upgrade", "expect"].contains(where: { name.equalsIgnoringCase($0) }) {
+                if Self.refusedFields.contains(where: { name.equalsIgnoringCase($0) }) {
                     return .other
                 }
                 if name.equalsIgnoringCase("content-length") {

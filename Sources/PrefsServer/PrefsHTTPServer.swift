@@ -37,17 +37,15 @@ public struct PrefsHTTPServer: Sendable {
         let endings = WatchEndings()
         let router = Self.router(service: service, limits: limits, endings: endings)
         let uid = getuid()
-        let occupancy = EventLoopOccupancy()
+        let answering = EventLoopAnswering(service: service, limits: limits, logger: logger)
         application = Application(
             router: router,
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [
-                        ConnectionSetupHandler(service: service, limits: limits, occupancy: occupancy, logger: logger),
-                        PeerCredentialsHandler(allowedUID: uid, logger: logger),
+                        ConnectionSetupHandler(answering: answering), PeerCredentialsHandler(allowedUID: uid, logger: logger),
                     ]
-                        + EventLoopAnswerHandler.handlers(
-                            for: service, limits: limits, occupancy: occupancy, endings: endings, logger: logger)
+                        + EventLoopAnswerHandler.handlers(answering: answering, endings: endings)
                         + [QuiesceGraceHandler()])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in

@@ -206,6 +206,10 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
         return resolveNow(key, scope: scope, explain: explain)
     }
 
+    public var committedRevision: Revision {
+        cache.read { $0.revision }
+    }
+
     /// Resolves from the cache, synchronously: no SQL, no suspension.
     public func resolveNow(_ key: String, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
         let override = configuration.overrides[key]

@@ -89,12 +89,12 @@ import Testing
 
     @Test func whatFollowsAWriteWaitsForItsAnswerWhenTheWriterCommitsIt() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let occupancy = EventLoopOccupancy()
+            let answering = EventLoopAnswering(service: store)
             let recorder = FrontWriteTests.QuiesceRecorder()
             let channel = try await NIOAsyncTestingChannel { channel in
-                try channel.pipeline.syncOperations.addHandlers([EventLoopAnswerHandler(service: store, occupancy: occupancy), recorder])
+                try channel.pipeline.syncOperations.addHandlers([EventLoopAnswerHandler(answering: answering), recorder])
                 // Two connections on the loop: the write goes to the store's writer.
-                for _ in 0..<2 { occupancy.connectionOpened(on: channel.eventLoop) }
+                for _ in 0..<2 { answering.occupancy.connectionOpened(on: channel.eventLoop) }
             }
             // A write, a read of the same key and shutdown's start, all before the write is answered.
             try await channel.testingEventLoop.executeInContext {

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -18,23 +17,19 @@ import Testing
 @Suite struct FrontReadTests {
     /// A connection's pipeline as the server builds it, behind the raw bytes: the front handler
     /// (when `front`), NIO's HTTP/1 encoder and decoder, the HTTP types codec, and the handler
-    /// that answers on the event loop. What reaches the end is the router's. Connections that
-    /// share an `occupancy` count as sharing one event loop.
+    /// that answers on the event loop. What reaches the end is the router's. Connections made
+    /// with one `answering` share its memo and its count of connections per loop.
     static func channel(
-        over store: EmbeddedStore, front: Bool = true, limits: ServerLimits = ServerLimits(),
-        occupancy: EventLoopOccupancy = EventLoopOccupancy()
+        over store: EmbeddedStore, front: Bool = true, limits: ServerLimits = ServerLimits(), answering: EventLoopAnswering? = nil
     ) throws -> EmbeddedChannel {
+        let answering = answering ?? EventLoopAnswering(service: store, limits: limits)
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
-        if front {
-            let writes = PlainWrites(store: store, occupancy: occupancy, logger: Logger(label: "test"))
-            try pipeline.addHandler(
-                FrontAnswerHandler(store: store, writes: writes, occupancy: occupancy, maximumWriteBytes: limits.maximumPutBodyBytes))
-        }
+        if front { try pipeline.addHandler(FrontAnswerHandler(reads: answering.reads!, answering: answering)) }
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try pipeline.addHandler(EventLoopAnswerHandler(service: store, limits: limits, occupancy: occupancy))
+        try pipeline.addHandler(EventLoopAnswerHandler(answering: answering))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/unused")).wait()
         return channel
     }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -122,18 +121,17 @@ import Testing
 
     @Test func whatFollowsAWriteWaitsForItsAnswerWhenTheWriterCommitsIt() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let occupancy = EventLoopOccupancy()
+            let answering = EventLoopAnswering(service: store)
             let recorder = QuiesceRecorder()
             let channel = try await NIOAsyncTestingChannel { channel in
-                let writes = PlainWrites(store: store, occupancy: occupancy, logger: Logger(label: "test"))
                 try channel.pipeline.syncOperations.addHandlers([
-                    FrontAnswerHandler(store: store, writes: writes, occupancy: occupancy, maximumWriteBytes: 1024),
+                    FrontAnswerHandler(reads: answering.reads!, answering: answering),
                     ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false), recorder,
                 ])
                 // Another connection on the loop: the write goes to the store's writer.
-                occupancy.connectionOpened(on: channel.eventLoop)
+                answering.occupancy.connectionOpened(on: channel.eventLoop)
             }
-            #expect(!occupancy.isAlone(on: channel.eventLoop))
+            #expect(!answering.occupancy.isAlone(on: channel.eventLoop))
             // The write, a read of its key, and shutdown's start, all before the write is answered.
             try await channel.testingEventLoop.executeInContext {
                 let pipeline = channel.pipeline.syncOperations
@@ -154,12 +152,12 @@ import Testing
 
     @Test func countsTheConnectionsOfItsLoop() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let occupancy = EventLoopOccupancy()
+            let answering = EventLoopAnswering(service: store)
+            let occupancy = answering.occupancy
             let loop = EmbeddedEventLoop()
             let channels = try (0..<2).map { _ in
                 let channel = EmbeddedChannel(loop: loop)
-                try channel.pipeline.syncOperations.addHandler(
-                    FrontAnswerHandler(store: store, writes: nil, occupancy: occupancy, maximumWriteBytes: 0))
+                try channel.pipeline.syncOperations.addHandler(FrontAnswerHandler(reads: answering.reads!, answering: answering))
                 return channel
             }
             #expect(!occupancy.isAlone(on: loop))
