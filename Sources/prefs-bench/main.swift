@@ -168,6 +168,9 @@ do {
     // MARK: 50 MiB attachment upload and download, with the daemon's peak memory
 
     if section("attachments") {
+        // Earlier sections leave dirty pages the kernel is still writing back: an upload's sync
+        // would wait for theirs too.
+        sync()
         let daemon = try BenchDaemon(prefsd: prefsd)
         let connection = try daemon.connection()
         let created = try connection.requestBody("POST", "/v1/drafts", body: #"{"account": "bench"}"#)
@@ -175,25 +178,30 @@ do {
             throw BenchError("cannot create a draft: \(created)")
         }
         let size = 50 * 1024 * 1024
-        let chunk = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let rssBefore = daemon.meter.residentMiB
-        let uploadStart = ContinuousClock.now
-        connection.write(Data("POST /v1/drafts/\(id)/attachments?filename=bench.bin HTTP/1.1\r\nHost: prefsd\r\nContent-Length: \(size)\r\n\r\n".utf8))
-        for _ in 0..<(size / chunk.count) { connection.write(chunk) }
-        let answer = try connection.requestBodyOfPending()
-        let uploadSeconds = (ContinuousClock.now - uploadStart).seconds
-        guard let attachment = answer.components(separatedBy: "\"id\":\"").dropFirst().first?.prefix(36) else {
-            throw BenchError("the upload failed: \(answer.prefix(300))")
-        }
-        let downloadStart = ContinuousClock.now
-        connection.send("GET", "/v1/drafts/\(id)/attachments/\(attachment)/data")
-        let downloaded = try connection.readAndDiscardBody()
-        let downloadSeconds = (ContinuousClock.now - downloadStart).seconds
-        guard downloaded == size else { throw BenchError("downloaded \(downloaded) of \(size) bytes") }
         let megabytes = Double(size) / 1_000_000
-        table.add("upload 50 MiB, MB/s", megabytes / uploadSeconds, baseline: nil, target: "≥ 200 MB/s")
-        table.add("download 50 MiB, MB/s", megabytes / downloadSeconds, baseline: nil, target: "≥ 200 MB/s")
-        table.add("prefsd peak RSS during both, MiB", daemon.meter.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
+        let rssBefore = daemon.meter.residentMiB
+        // Three uploads (medians), each of other bytes: the store keeps equal bytes once.
+        let rates = try (0..<(quick ? 1 : 3)).map { round -> [Double] in
+            let chunk = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ round) })
+            let uploadStart = ContinuousClock.now
+            connection.write(Data("POST /v1/drafts/\(id)/attachments?filename=bench\(round).bin HTTP/1.1\r\nHost: prefsd\r\nContent-Length: \(size)\r\n\r\n".utf8))
+            for _ in 0..<(size / chunk.count) { connection.write(chunk) }
+            let answer = try connection.requestBodyOfPending()
+            let uploadSeconds = (ContinuousClock.now - uploadStart).seconds
+            guard let attachment = answer.components(separatedBy: "\"id\":\"").dropFirst().first?.prefix(36) else {
+                throw BenchError("the upload failed: \(answer.prefix(300))")
+            }
+            let downloadStart = ContinuousClock.now
+            connection.send("GET", "/v1/drafts/\(id)/attachments/\(attachment)/data")
+            let downloaded = try connection.readAndDiscardBody()
+            let downloadSeconds = (ContinuousClock.now - downloadStart).seconds
+            guard downloaded == size else { throw BenchError("downloaded \(downloaded) of \(size) bytes") }
+            return [megabytes / uploadSeconds, megabytes / downloadSeconds]
+        }
+        let median = { (index: Int) in rates.map { $0[index] }.sorted()[rates.count / 2] }
+        table.add("upload 50 MiB, MB/s (median of \(rates.count))", median(0), baseline: nil, target: "≥ 200 MB/s")
+        table.add("download 50 MiB, MB/s (median of \(rates.count))", median(1), baseline: nil, target: "≥ 200 MB/s")
+        table.add("prefsd peak RSS during them, MiB", daemon.meter.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
         daemon.stop()
     }
 
