@@ -15,9 +15,11 @@ import PrefsKit
 /// aside for the rest of the connection, so it never has to order its answers against the
 /// router's. It steps aside as well once the server starts to stop.
 ///
-/// While a write awaits its commit, what the client sends next waits, nothing more is read from
-/// the socket, and events that would cut the answer off (the client closing its side, the server
-/// starting to stop) wait too. A client that sends requests faster than it takes their answers
+/// While a write awaits its commit, what the client sends next waits, and so do events that would
+/// cut the answer off (the client closing its side, the server starting to stop). Reading goes on
+/// meanwhile until ``maximumPendingBytes`` wait: a client waiting for its answer sends nothing,
+/// and NIO would switch the socket's read interest off and on again around every write (two
+/// `epoll_ctl` calls a write). A client that sends requests faster than it takes their answers
 /// is not answered into memory without bound: while the connection cannot take more, the handler
 /// holds what it has received and reads no more from the socket.
 ///
@@ -32,6 +34,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A request head longer than this is never plain.
     static let maximumHeadBytes = 4096
+    /// While a write awaits its commit, reading stops once this much has arrived after it.
+    static let maximumPendingBytes = 65536
 
     private let reads: ReadAnswers
     private let writes: PlainWrites?
@@ -97,7 +101,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if !steppedAside, writing || !context.channel.isWritable {
+        let pendingBytes = pending?.readableBytes ?? 0
+        if !steppedAside, !context.channel.isWritable || (writing && pendingBytes >= Self.maximumPendingBytes) {
             readHeld = true
             return
         }

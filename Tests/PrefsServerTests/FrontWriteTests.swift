@@ -150,6 +150,56 @@ import Testing
         }
     }
 
+    /// Counts the reads asked of the socket.
+    final class ReadCounter: ChannelOutboundHandler, Sendable {
+        typealias OutboundIn = Any
+        private let count = Mutex(0)
+        /// How many.
+        var reads: Int { count.withLock { $0 } }
+
+        func read(context: ChannelHandlerContext) {
+            count.withLock { $0 += 1 }
+            context.read()
+        }
+    }
+
+    @Test func readsOnWhileAWriteAwaitsItsCommitUpToALimit() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let answering = EventLoopAnswering(service: store)
+            let counter = ReadCounter()
+            let channel = try await NIOAsyncTestingChannel { channel in
+                try channel.pipeline.syncOperations.addHandlers([
+                    counter, FrontAnswerHandler(reads: answering.reads!, answering: answering),
+                    ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
+                ])
+                answering.occupancy.connectionOpened(on: channel.eventLoop)
+            }
+            let read = "GET /v1/prefs/a.b HTTP/1.1\r\n\r\n"
+            let reads = FrontAnswerHandler.maximumPendingBytes / read.utf8.count + 1
+            let readsAsked = try await channel.testingEventLoop.executeInContext { () -> [Int] in
+                let pipeline = channel.pipeline.syncOperations
+                var asked = [counter.reads]
+                // A write, then less than the limit: reading goes on.
+                pipeline.fireChannelRead(NIOAny(ByteBuffer(string: Self.put("/v1/prefs/a.b", "1") + read)))
+                pipeline.fireChannelReadComplete()
+                asked.append(counter.reads)
+                // Past the limit: reading stops until the write is answered.
+                pipeline.fireChannelRead(NIOAny(ByteBuffer(string: String(repeating: read, count: reads))))
+                pipeline.fireChannelReadComplete()
+                asked.append(counter.reads)
+                return asked
+            }
+            #expect(readsAsked[1] == readsAsked[0] + 1)
+            #expect(readsAsked[2] == readsAsked[1])
+            // The write's answer, then the reads', in order; then reading resumes.
+            var answers: [String] = []
+            for _ in 0..<(reads + 2) { answers.append(String(buffer: try await channel.waitForOutboundWrite(as: ByteBuffer.self))) }
+            #expect(answers[0].hasPrefix("HTTP/1.1 200 OK") && answers[0].hasSuffix(#"{"revision":1}"#))
+            #expect(answers.dropFirst().allSatisfy { $0.hasPrefix("HTTP/1.1 200 OK") && $0.contains(#""value":1"#) })
+            #expect(counter.reads > readsAsked[2])
+        }
+    }
+
     @Test func countsTheConnectionsOfItsLoop() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let answering = EventLoopAnswering(service: store)
