@@ -107,6 +107,24 @@ import Testing
         }
     }
 
+    /// A connection's front handler and HTTP decoding on a thread-safe test loop, with `before`
+    /// nearer the socket and `behind` at the end, on a loop that carries another connection too:
+    /// its writes go to the store's writer, and are answered from there.
+    static func sharedLoopChannel(
+        _ answering: EventLoopAnswering, before: (any ChannelHandler & Sendable)? = nil, behind: (any ChannelHandler & Sendable)? = nil
+    ) async throws -> NIOAsyncTestingChannel {
+        try await NIOAsyncTestingChannel { channel in
+            let pipeline = channel.pipeline.syncOperations
+            if let before { try pipeline.addHandler(before) }
+            try pipeline.addHandlers([
+                FrontAnswerHandler(reads: answering.reads!, answering: answering),
+                ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
+            ])
+            if let behind { try pipeline.addHandler(behind) }
+            answering.occupancy.connectionOpened(on: channel.eventLoop)
+        }
+    }
+
     /// Records whether the server's start of shutdown reached the end of the pipeline.
     final class QuiesceRecorder: ChannelInboundHandler, Sendable {
         typealias InboundIn = Any
@@ -123,14 +141,7 @@ import Testing
         try await withStore(try EmbeddedStore.temporary()) { store in
             let answering = EventLoopAnswering(service: store)
             let recorder = QuiesceRecorder()
-            let channel = try await NIOAsyncTestingChannel { channel in
-                try channel.pipeline.syncOperations.addHandlers([
-                    FrontAnswerHandler(reads: answering.reads!, answering: answering),
-                    ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false), recorder,
-                ])
-                // Another connection on the loop: the write goes to the store's writer.
-                answering.occupancy.connectionOpened(on: channel.eventLoop)
-            }
+            let channel = try await Self.sharedLoopChannel(answering, behind: recorder)
             #expect(!answering.occupancy.isAlone(on: channel.eventLoop))
             // The write, a read of its key, and shutdown's start, all before the write is answered.
             try await channel.testingEventLoop.executeInContext {
@@ -167,13 +178,7 @@ import Testing
         try await withStore(try EmbeddedStore.temporary()) { store in
             let answering = EventLoopAnswering(service: store)
             let counter = ReadCounter()
-            let channel = try await NIOAsyncTestingChannel { channel in
-                try channel.pipeline.syncOperations.addHandlers([
-                    counter, FrontAnswerHandler(reads: answering.reads!, answering: answering),
-                    ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
-                ])
-                answering.occupancy.connectionOpened(on: channel.eventLoop)
-            }
+            let channel = try await Self.sharedLoopChannel(answering, before: counter)
             let read = "GET /v1/prefs/a.b HTTP/1.1\r\n\r\n"
             let reads = FrontAnswerHandler.maximumPendingBytes / read.utf8.count + 1
             let readsAsked = try await channel.testingEventLoop.executeInContext { () -> [Int] in
