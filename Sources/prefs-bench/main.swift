@@ -37,7 +37,7 @@ do {
         let rates = try Load.interleavedMedians(rounds: quick ? 1 : 3, [
             { try RawSQLite.upsertsPerSecond(count: writes, durability: .full) },
             { try Load.writesPerSecond(daemon, clients: 1, writesPerClient: writes) },
-            { try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 200) },
+            { try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 500) },
         ])
         let (rawFull, single, concurrent) = (rates[0], rates[1], rates[2])
         table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 3000/s (3× etcd ~1000/s), ≥ dconf ~630/s")
