@@ -18,7 +18,8 @@ public struct StoreConfiguration: Sendable {
     public var rules: PreferenceWriteRules = .standard
     /// Volatile overrides (`prefsd --override KEY=JSON`): they win over everything, are never stored.
     public var overrides: [String: JSONValue] = [:]
-    /// How many changes the change log keeps (`--retain-changes`).
+    /// How many changes the change log keeps at least (`--retain-changes`); it drops older ones
+    /// in steps of `retainChanges / 32`.
     public var retainChanges: Int = 100_000
     /// How many watches may be open at once (`--max-watches`); one more is refused with
     /// `limit_reached`.

@@ -53,7 +53,7 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "full: sync every commit (survives power loss); normal: sync at checkpoints (survives a crash of prefsd).")
     var durability: StoreConfiguration.Durability = .full
 
-    @Option(help: "How many changes the change log keeps for resuming watches.")
+    @Option(help: "How many changes the change log keeps at least, for resuming watches (it drops the older ones in steps of 1/32 of this).")
     var retainChanges = 100_000
 
     @Option(help: "The largest preference value accepted, in bytes of JSON.")
