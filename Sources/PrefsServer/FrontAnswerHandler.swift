@@ -10,7 +10,7 @@ import PrefsKit
 /// It takes only the plainest forms — `GET /v1/prefs/KEY[?scope=S] HTTP/1.1` without a body, and
 /// `PUT` of the same target with a `Content-Length` body of JSON no larger than the server takes;
 /// header lines of plain visible ASCII; no `Connection` header but `close` — and answers exactly
-/// what ``EventLoopAnswerHandler`` would (``CachedRead``, ``PlainWrites``). The first request of
+/// what ``EventLoopAnswerHandler`` would (``ReadAnswers``, ``PlainWrites``). The first request of
 /// any other shape, and everything after it, goes on to the decoder untouched: the handler steps
 /// aside for the rest of the connection, so it never has to order its answers against the
 /// router's. It steps aside as well once the server starts to stop.
