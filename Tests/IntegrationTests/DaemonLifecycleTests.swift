@@ -30,6 +30,23 @@ import Testing
         #expect(check.output == "ok")
     }
 
+    @Test func theChangeLogsBoundsSurviveKill9AcrossACompaction() async throws {
+        // 64 kept, compacted once 66 (64 + 64/32) are exceeded: at revision 67, back to 64.
+        let daemon = try await Daemon(arguments: ["--retain-changes", "64"])
+        let client = daemon.client
+        for value in 1...68 { try await client.set("c.key", to: .integer(Int64(value))) }
+        #expect(try await client.status().oldestRevision == 4)
+        await daemon.kill()
+        try await daemon.start()
+        let status = try await client.status()
+        #expect(status.revision == 68)
+        #expect(status.oldestRevision == 4)
+        let kept = try await WatchTests.collect(client.watch(WatchRequest(keys: ["c.key"], since: 3)), count: 65)
+        #expect(kept.map(\.revision) == Array(4...68))
+        #expect(try await daemon.raw("GET", "/v1/watch?key=c.key&since=2").code == "compacted")
+        #expect(try await client.set("c.key", to: 69).revision == 69)
+    }
+
     @Test func aSecondDaemonOnTheSameDatabaseIsRefused() async throws {
         let daemon = try await Daemon()
         let second = try await CommandResult.run(
