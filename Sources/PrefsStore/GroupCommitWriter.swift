@@ -120,18 +120,23 @@ final class GroupCommitWriter: Sendable {
         let context = hooks.makeContext(db)
         var acknowledgements: [@Sendable (Result<Void, any Error>) -> Void] = []
         do {
-            try db.inTransaction(.immediate) {
+            try Self.inBatchTransaction(db) {
                 for job in jobs {
                     let checkpoint = context.checkpoint()
                     do {
-                        acknowledgements.append(try Self.inRequestSavepoint(db) { try job.perform(context) })
+                        try Self.checkNotRolledBack(db)
+                        // A request alone in its batch needs no savepoint: if it fails, the
+                        // whole transaction is rolled back, which is the same.
+                        acknowledgements.append(
+                            jobs.count == 1 ? try job.perform(context) : try Self.inRequestSavepoint(db) { try job.perform(context) })
                     } catch {
                         context.restore(checkpoint)
                         job.fail(StoreErrors.translate(error))
+                        if jobs.count == 1 { throw error }
                     }
                 }
+                try Self.checkNotRolledBack(db)
                 try hooks.finishTransaction(context)
-                return .commit
             }
         } catch {
             let failure = StoreErrors.translate(error)
@@ -142,10 +147,36 @@ final class GroupCommitWriter: Sendable {
         return { for acknowledge in acknowledgements { acknowledge(.success(())) } }
     }
 
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction, committed if it returns and rolled back if
+    /// it throws: GRDB's `inTransaction(.immediate)`, with `BEGIN` and `COMMIT` compiled once per
+    /// connection rather than parsed for every batch. GRDB's block also makes every statement
+    /// throw once SQLite has rolled the transaction back by itself (after `SQLITE_FULL`,
+    /// `SQLITE_IOERR`…); `body` checks that before each request instead
+    /// (``checkNotRolledBack(_:)``): no request's statements ever run outside the transaction.
+    private static func inBatchTransaction(_ db: Database, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            try body()
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+        } catch {
+            // GRDB's rollback: only if SQLite has not rolled back already. The first error is the
+            // one to report.
+            try? db.rollback()
+            throw error
+        }
+    }
+
+    /// Throws `SQLITE_ABORT` if SQLite has rolled the batch's transaction back by itself.
+    private static func checkNotRolledBack(_ db: Database) throws {
+        guard db.isInsideTransaction else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "Transaction was aborted")
+        }
+    }
+
     /// Runs `body` in a savepoint, rolled back if it throws: GRDB's `inSavepoint`, inside a
     /// transaction, with its three statements compiled once per connection rather than once per
-    /// request. An aborted transaction makes them throw, as it makes every statement throw in a
-    /// transaction block.
+    /// request. It runs only inside the batch's transaction (``checkNotRolledBack(_:)`` comes
+    /// first); if SQLite rolls that back midway, rolling back to the savepoint fails, harmlessly.
     private static func inRequestSavepoint<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         try db.cachedStatement(sql: "SAVEPOINT request").execute()
         do {
