@@ -243,16 +243,17 @@ extension StoreErrors {
     /// `storage_full`, any other failure `unavailable`; other errors pass unchanged.
     static func translateFileError(_ error: any Error) -> any Error {
         guard !(error is PrefsError), !(error is CancellationError) else { return error }
-        let error = error as NSError
-        let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+        let bridged = error as NSError
+        let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError
         let outOfSpace =
-            (error.domain == NSCocoaErrorDomain && error.code == CocoaError.fileWriteOutOfSpace.rawValue)
-            || (error.domain == NSPOSIXErrorDomain && error.code == Int(ENOSPC))
+            (bridged.domain == NSCocoaErrorDomain && bridged.code == CocoaError.fileWriteOutOfSpace.rawValue)
+            || (bridged.domain == NSPOSIXErrorDomain && bridged.code == Int(ENOSPC))
             || (underlying?.domain == NSPOSIXErrorDomain && underlying?.code == Int(ENOSPC))
-        guard error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain else { return error }
+        // Any other error passes as it was thrown, not as its NSError bridge.
+        guard bridged.domain == NSCocoaErrorDomain || bridged.domain == NSPOSIXErrorDomain else { return error }
         if outOfSpace {
             return PrefsError(.storageFull, "The disk is full; the upload was not kept. Free some space and retry.")
         }
-        return PrefsError(.unavailable, "Cannot write the upload beside the database: \(error.localizedDescription)")
+        return PrefsError(.unavailable, "Cannot write the upload beside the database: \(bridged.localizedDescription)")
     }
 }

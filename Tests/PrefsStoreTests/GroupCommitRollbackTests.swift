@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import PrefsKit
+@testable import PrefsStore
+import TestHarness
+import Testing
+
+/// The group commit's own transaction: a lone request that fails leaves nothing, and once SQLite
+/// has rolled a batch's transaction back by itself (as it may after `SQLITE_FULL` or
+/// `SQLITE_IOERR`), no later request of the batch runs outside it.
+@Suite("Store: group commit rollbacks", .timeLimit(.minutes(1)))
+struct GroupCommitRollbackTests {
+    struct Refused: Error {}
+
+    @Test func aLoneRequestThatFailsMidwayLeavesNothing() async throws {
+        try await withStore(makeStore()) { store in
+            await #expect(throws: Refused.self) {
+                try await store.write { context in
+                    _ = try context.setValue("lone.a", to: 1, scope: .root)
+                    throw Refused()
+                }
+            }
+            #expect(try await store.resolve("lone.a").source == .none)
+            #expect(try await store.set("lone.b", to: 2).revision == 1)
+            let stored = try await sqlite3(store.path, "SELECT count(*) FROM preference WHERE key = 'lone.a'; SELECT max(revision) FROM change")
+            #expect(stored.split(separator: "\n") == ["0", "1"])
+        }
+    }
+
+    /// Queues `work` with the writer at once, and returns what waits for its outcome.
+    static func queue(_ work: @escaping @Sendable (WriteContext) throws -> Void, on store: EmbeddedStore) -> Task<Void, any Error> {
+        let (outcome, report) = AsyncStream<Result<Void, any Error>>.makeStream()
+        store.writer.submit(work, leadingHere: false) { result in
+            report.yield(result)
+            report.finish()
+        }
+        return Task {
+            for await result in outcome { try result.get() }
+        }
+    }
+
+    @Test func requestsAfterSQLiteRolledTheBatchBackDoNotRunOutsideIt() async throws {
+        try await withStore(makeStore()) { store in
+            // A request holds the writer until the next three have queued: they are one batch.
+            let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let holding = Self.queue({ _ in
+                started.signal()
+                release.wait()
+            }, on: store)
+            await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
+            let first = Self.queue({ context in
+                _ = try context.setValue("batch.a", to: 1, scope: .root)
+                // What SQLite does by itself after some errors: the whole transaction is gone.
+                try context.db.execute(sql: "ROLLBACK")
+                throw DatabaseError(resultCode: .SQLITE_FULL)
+            }, on: store)
+            let later = (0..<2).map { index in
+                Self.queue({ context in _ = try context.setValue("batch.later\(index)", to: 2, scope: .root) }, on: store)
+            }
+            release.signal()
+            try await holding.value
+            let error = await #expect(throws: PrefsError.self) { try await first.value }
+            #expect(error?.code == .storageFull)
+            for request in later {
+                await #expect(throws: (any Error).self, "a request after the rollback must not commit on its own") {
+                    try await request.value
+                }
+            }
+            #expect(try await store.status().revision == 0)
+            let stored = try await sqlite3(store.path, "SELECT count(*) FROM preference; SELECT count(*) FROM change")
+            #expect(stored.split(separator: "\n") == ["0", "0"])
+            // The writer goes on.
+            #expect(try await store.set("after.batch", to: 3).revision == 1)
+        }
+    }
+}
