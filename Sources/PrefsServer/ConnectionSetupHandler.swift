@@ -27,9 +27,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
-        if let reads = answering.reads {
-            try? pipeline.addHandler(FrontAnswerHandler(reads: reads, answering: answering), position: .first)
-        }
+        if let front = FrontAnswerHandler(answering: answering) { try? pipeline.addHandler(front, position: .first) }
         pipeline.removeHandler(context: context, promise: nil)
     }
 }

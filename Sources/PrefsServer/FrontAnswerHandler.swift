@@ -38,10 +38,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static let maximumPendingBytes = 65536
 
     private let reads: ReadAnswers
-    private let writes: PlainWrites?
-    private let occupancy: EventLoopOccupancy
-    /// The largest write body taken here; a larger one goes to the router, which refuses it.
-    private let maximumWriteBytes: Int
+    private let answering: EventLoopAnswering
     /// Bytes received and not yet handled: a request that has not arrived whole, or requests
     /// waiting for a write's answer or for the connection to take more answers.
     private var pending: ByteBuffer?
@@ -59,16 +56,16 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// more is answered.
     private var closing = false
 
-    /// Answers plain reads with `reads`, and plain writes as `answering` says.
-    init(reads: ReadAnswers, answering: EventLoopAnswering) {
+    /// Answers plain reads and writes as `answering` says; nil if the service cannot answer
+    /// reads at once.
+    init?(answering: EventLoopAnswering) {
+        guard let reads = answering.reads else { return nil }
         self.reads = reads
-        writes = answering.writes
-        occupancy = answering.occupancy
-        maximumWriteBytes = answering.maximumWriteBytes
+        self.answering = answering
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        occupancy.connectionOpened(on: context.eventLoop)
+        answering.occupancy.connectionOpened(on: context.eventLoop)
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
     }
 
@@ -84,7 +81,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        occupancy.connectionClosed(on: context.eventLoop)
+        answering.occupancy.connectionClosed(on: context.eventLoop)
         closing = true
     }
 
@@ -147,7 +144,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 continue
             case .write(let headLength, let path, let connection, let bodyLength):
-                guard let writes, bodyLength <= maximumWriteBytes,
+                guard let writes = answering.writes, bodyLength <= answering.maximumWriteBytes,
                     let (key, scope, close) = CachedRead.plainTarget(path, connection: connection)
                 else { break }
                 guard bytes.readableBytes >= headLength + bodyLength else {

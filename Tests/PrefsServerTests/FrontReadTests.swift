@@ -25,7 +25,7 @@ import Testing
         let answering = answering ?? EventLoopAnswering(service: store, limits: limits)
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
-        if front { try pipeline.addHandler(FrontAnswerHandler(reads: answering.reads!, answering: answering)) }
+        if front { try pipeline.addHandler(FrontAnswerHandler(answering: answering)!) }
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))

@@ -117,7 +117,7 @@ import Testing
             let pipeline = channel.pipeline.syncOperations
             if let before { try pipeline.addHandler(before) }
             try pipeline.addHandlers([
-                FrontAnswerHandler(reads: answering.reads!, answering: answering),
+                FrontAnswerHandler(answering: answering)!,
                 ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
             ])
             if let behind { try pipeline.addHandler(behind) }
@@ -212,7 +212,7 @@ import Testing
             let loop = EmbeddedEventLoop()
             let channels = try (0..<2).map { _ in
                 let channel = EmbeddedChannel(loop: loop)
-                try channel.pipeline.syncOperations.addHandler(FrontAnswerHandler(reads: answering.reads!, answering: answering))
+                try channel.pipeline.syncOperations.addHandler(FrontAnswerHandler(answering: answering)!)
                 return channel
             }
             #expect(!occupancy.isAlone(on: loop))
