@@ -125,6 +125,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // README's Swift section, exactly (the tests check it is, and that it prints what README
+        // shows); CI runs it against an embedded store and a daemon.
+        .executableTarget(
+            name: "readme-example",
+            dependencies: ["PrefsKit", "PrefsStore", "PrefsClient"],
+            path: "Examples/ReadmeExample",
+            swiftSettings: swiftSettings
+        ),
+
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
