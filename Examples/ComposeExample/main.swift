@@ -76,7 +76,8 @@ func say(_ line: String) {
     let scope = try ScopePath("/accounts/\(account)")
     let thread = "\(account)-thread"  // thread ids are shared by accounts: one of its own too
     let opening = try await service.createDraft(DraftInput(account: account, text: "A thread about prefsd 🧵", thread: thread))
-    let second = try await service.createDraft(DraftInput(account: account, text: "It keeps preferences in SQLite.", thread: thread))
+    let second = try await service.createDraft(
+        DraftInput(account: account, text: "It keeps preferences in SQLite.", thread: thread))
 
     try await withPrefs(service, scope: scope) {
         let model = ComposeModel(draftID: second.id, threadID: thread)
@@ -84,7 +85,8 @@ func say(_ line: String) {
         try await model.$thread.loaded(timeout: .seconds(30))
         say("\n— as loaded\n" + model.render())
 
-        try await service.addAttachment(to: second.id, AttachmentUpload(filename: "diagram.png"), data: Data(repeating: 0x42, count: 64 * 1024))
+        let picture = Data(repeating: 0x42, count: 64 * 1024)
+        try await service.addAttachment(to: second.id, AttachmentUpload(filename: "diagram.png"), data: picture)
         try await model.show("after attaching a picture") { $0.last?.draft.attachments.count == 1 }
 
         try await service.set(ComposeRules.requireAltTextKey, to: true, scope: scope)
