@@ -27,7 +27,7 @@ import Synchronization
 /// throw, and `$property.error` says how to give it a context.
 ///
 /// Reads come from memory: the context's ``PreferenceMirror``. When the key's effective value
-/// changes, the mirror stores it first (so the context's own reads, `PrefsContext.current[\.key]`,
+/// changes, the mirror stores it first (so the context's own reads, `PrefsContext.current?[\.key]`,
 /// give it from then on), then tells its wrappers; each stores the new value, then tells its
 /// observers — so an observer that reads in its change callback sees the new value. A write
 /// returns before that (over the daemon, the change comes back through a watch): to act on it,
