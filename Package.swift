@@ -24,7 +24,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -68,21 +67,11 @@ let package = Package(
         .executableTarget(name: "MigrationEmbedder", swiftSettings: swiftSettings),
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
 
-        // The daemon client: the same protocol as the store, over the Unix socket, with a lean
-        // one-connection-per-request transport and no networking library (what prefsctl links)…
+        // The daemon client: the same protocol as the store, over the Unix socket, with keep-alive
+        // connections on plain POSIX calls and no networking library (what prefsctl links)…
         .target(name: "PrefsClientCore", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
-        // …and, for applications, pooled keep-alive connections over AsyncHTTPClient.
-        .target(
-            name: "PrefsClient",
-            dependencies: [
-                "PrefsKit", "PrefsClientCore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+        // …and the module applications import, with `PrefsClient(socketPath:)`.
+        .target(name: "PrefsClient", dependencies: ["PrefsKit", "PrefsClientCore"], swiftSettings: swiftSettings),
 
         // HTTP routes over any PrefsService.
         .target(
@@ -133,6 +122,15 @@ let package = Package(
             name: "compose-example",
             dependencies: ["PrefsKit", "PrefsStore", "PrefsClient"],
             path: "Examples/ComposeExample",
+            swiftSettings: swiftSettings
+        ),
+
+        // README's Swift section, exactly (the tests check it is, and that it prints what README
+        // shows); CI runs it against an embedded store and a daemon.
+        .executableTarget(
+            name: "readme-example",
+            dependencies: ["PrefsKit", "PrefsStore", "PrefsClient"],
+            path: "Examples/ReadmeExample",
             swiftSettings: swiftSettings
         ),
 

@@ -17,10 +17,14 @@ struct HTTPResponseParser {
 
     private(set) var status: Int?
     private(set) var isComplete = false
+    /// HTTP/1.1 without `Connection: close`: the daemon keeps the connection open after this answer.
+    private var keepsAlive = false
     private var buffer = Data()
     private var framing: Framing?
     /// Bytes left in the current chunk, or nil between chunks.
     private var chunkRemaining: Int?
+    /// After the last chunk: reading the trailer lines up to the empty one that ends the answer.
+    private var inTrailers = false
 
     /// Adds received bytes; returns the body bytes they complete.
     mutating func consume(_ bytes: Data) throws -> Data {
@@ -59,19 +63,33 @@ struct HTTPResponseParser {
                     guard let end = buffer.firstRange(of: Self.lineEnd) else { break }
                     let line = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex..<end.upperBound)
+                    if inTrailers {
+                        if line.isEmpty { isComplete = true }
+                        continue
+                    }
                     guard let size = Int(line.split(separator: ";").first ?? "", radix: 16) else {
                         throw HTTPParseError.malformed("bad chunk size '\(line)'")
                     }
-                    if size == 0 { isComplete = true } else { chunkRemaining = size }
+                    if size == 0 { inTrailers = true } else { chunkRemaining = size }
                 }
             }
         }
         return body
     }
 
+    /// Whether the connection can carry the next request: this answer is complete, its body was
+    /// framed (not ended by closing), nothing came after it, and the daemon keeps it open.
+    var leavesConnectionReusable: Bool {
+        guard isComplete, keepsAlive, buffer.isEmpty, let framing else { return false }
+        if case .untilClose = framing { return false }
+        return true
+    }
+
     /// The connection closed: complete if the body runs until close.
     mutating func finish() throws {
         if case .untilClose = framing { isComplete = true }
+        // The last chunk is in: only the empty line after it is missing.
+        if inTrailers { isComplete = true }
         guard isComplete else { throw HTTPParseError.malformed("the connection closed mid-answer") }
     }
 
@@ -84,6 +102,7 @@ struct HTTPResponseParser {
         }
         status = code
         framing = .untilClose
+        keepsAlive = statusParts[0] == "HTTP/1.1"
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
@@ -93,6 +112,8 @@ struct HTTPResponseParser {
                 if length == 0 { isComplete = true }
             } else if name == "transfer-encoding", value.lowercased().contains("chunked") {
                 framing = .chunked
+            } else if name == "connection", value.lowercased().contains("close") {
+                keepsAlive = false
             }
         }
     }
@@ -106,6 +127,7 @@ extension Substring {
     }
 }
 
+/// An answer that is not the HTTP the daemon speaks, or is cut short.
 enum HTTPParseError: Error, CustomStringConvertible {
     case malformed(String)
 

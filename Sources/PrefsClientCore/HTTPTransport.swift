@@ -39,8 +39,9 @@ public struct HTTPStreamingResponse: Sendable {
     }
 }
 
-/// How ``PrefsClient`` reaches the daemon. Both transports speak HTTP/1.1 over the daemon's
-/// Unix socket; failures to connect are ``PrefsKit/PrefsError`` `unreachable` naming the socket.
+/// How ``PrefsClient`` reaches the daemon: HTTP/1.1 over its Unix socket
+/// (``UnixSocketTransport``). Failures to connect are ``PrefsKit/PrefsError`` `unreachable`
+/// naming the socket; a cancelled task's request ends with `CancellationError`.
 public protocol HTTPTransport: Sendable {
     /// Sends a request and reads the whole answer.
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData

@@ -4,10 +4,10 @@ import PrefsKit
 /// The daemon, as a ``PrefsService``: every call is one request to `prefsd` over its Unix
 /// socket, and every answer (and error) is the same as the embedded store's.
 ///
-/// This module has the client and its lean one-connection-per-request transport
-/// (``UnixSocketTransport``), and links no networking library, so a one-shot tool such as
-/// `prefsctl` starts fast; the `PrefsClient` module adds pooled keep-alive connections
-/// (`PrefsClient(socketPath:)`) for applications.
+/// This module has the client and its transport (``UnixSocketTransport``: keep-alive
+/// connections on plain POSIX calls), and links no networking library, so a one-shot tool such
+/// as `prefsctl` starts fast and an application builds fast; applications import the
+/// `PrefsClient` module, which adds `PrefsClient(socketPath:)`.
 ///
 /// ```swift
 /// let prefs: any PrefsService = PrefsClient(socketPath: "/run/user/1000/prefsd/prefsd.sock")
@@ -17,7 +17,7 @@ public final class PrefsClient: PrefsService {
     /// How requests reach the daemon.
     public let transport: any HTTPTransport
 
-    /// A client over any transport, e.g. ``UnixSocketTransport`` for one-shot processes.
+    /// A client over any transport, e.g. ``UnixSocketTransport``.
     public init(transport: any HTTPTransport) {
         self.transport = transport
     }

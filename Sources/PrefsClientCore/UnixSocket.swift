@@ -14,9 +14,13 @@ public enum UnixSocket {
         public let code: Int32
     }
 
-    /// The descriptor of a blocking connection to the socket at `path` (closed on exec), with a
-    /// kernel receive buffer of `receiveBuffer` bytes if given.
-    public static func descriptor(connectedTo path: String, receiveBuffer: Int32? = nil) throws(Failure) -> Int32 {
+    /// The descriptor of a connection to the socket at `path` (closed on exec), blocking unless
+    /// `nonBlocking`, with a kernel receive buffer of `receiveBuffer` bytes if given. A
+    /// non-blocking connection to a daemon whose queue of connections to accept is full fails
+    /// with `EAGAIN`: try again later.
+    public static func descriptor(connectedTo path: String, nonBlocking: Bool = false, receiveBuffer: Int32? = nil)
+        throws(Failure) -> Int32
+    {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { throw Failure(code: ENAMETOOLONG) }
@@ -24,7 +28,8 @@ public enum UnixSocket {
             buffer.copyBytes(from: path.utf8)
             buffer[path.utf8.count] = 0
         }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let descriptor = socket(AF_UNIX, flags, 0)
         guard descriptor >= 0 else { throw Failure(code: errno) }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

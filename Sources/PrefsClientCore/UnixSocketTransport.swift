@@ -1,27 +1,48 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import PrefsKit
+import Synchronization
 
-/// HTTP/1.1 over the daemon's Unix socket with plain POSIX calls, one connection per request,
-/// on a thread of its own: no event loops to start, so a short-lived process (`prefsctl`)
-/// pays almost nothing before its request, and learns at once when no daemon listens.
+/// HTTP/1.1 over the daemon's Unix socket with plain POSIX calls and no networking library.
+///
+/// Requests go over keep-alive connections (a ``ConnectionPool``): non-blocking sockets whose
+/// waits suspend on one shared thread's `poll` (the ``SocketReactor``), so no request holds a
+/// thread of the concurrency pool, and cancelling the task ends its request at once. A request
+/// on a connection the daemon closed while it was idle (it restarted) is sent again on a new
+/// one; a watch or download streams on a connection of its own, read as its body is asked for.
+///
+/// For a one-shot process whose thread has nothing else to do (`prefsctl get`),
+/// ``sendBlocking(_:)`` sends one request on that thread, starting no other.
 public struct UnixSocketTransport: HTTPTransport {
     /// The daemon's socket.
     public let socketPath: String
+    /// How long the daemon may leave a request without progress — no byte read or written —
+    /// before the request fails as `unreachable` (a hung daemon). A watch, or a download's body,
+    /// waits as long as it needs.
+    public let timeout: Duration
+    private let pool: ConnectionPool
 
-    public init(socketPath: String) {
+    public init(socketPath: String, timeout: Duration = .seconds(60)) {
         self.socketPath = socketPath
+        self.timeout = timeout
+        pool = ConnectionPool(path: socketPath, connectTimeout: timeout)
     }
 
     public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
-        let transport = self
-        return try await Self.onOwnThread { try transport.sendBlocking(request) }
+        let message = Self.encode(request, keepAlive: true)
+        while true {
+            let lease = try await pool.take()
+            do {
+                let (response, reusable) = try await exchange(message, on: lease)
+                pool.giveBack(lease.connection, reusable: reusable)
+                return response
+            } catch is StaleConnection {
+                // Closed by the daemon as the request went out: nothing was answered; send again.
+                pool.giveBack(lease.connection, reusable: false)
+            } catch {
+                pool.giveBack(lease.connection, reusable: false)
+                throw error
+            }
+        }
     }
 
     /// Sends a request and reads the whole answer on the calling thread, which waits for it: for
@@ -30,105 +51,7 @@ public struct UnixSocketTransport: HTTPTransport {
     public func sendBlocking(_ request: HTTPRequestSpec) throws -> HTTPResponseData {
         let connection = try UnixConnection(path: socketPath)
         defer { connection.close() }
-        try connection.write(Self.encode(request))
-        return try Self.readAnswer(from: connection)
-    }
-
-    /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
-    /// never holding more than one piece. If the daemon answers midway — refusing the body — the
-    /// rest is not sent and its answer is returned.
-    public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
-        -> HTTPResponseData
-    {
-        let socketPath = socketPath
-        let connection = try await Self.onOwnThread { try UnixConnection(path: socketPath) }
-        defer { connection.close() }
-        let chunked = length == nil
-        let framing = length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"
-        var answered = false
-        /// Writes `pieces` in order, unless the daemon has answered.
-        func write(_ pieces: Data...) async throws {
-            guard !answered else { return }
-            let written = try await Self.onOwnThread { try pieces.allSatisfy { try connection.writeUnlessAnswered($0) } }
-            answered = !written
-        }
-        try await write(Self.head(of: request, framing: [framing]))
-        for try await piece in body where !piece.isEmpty {
-            if chunked {
-                try await write(Data("\(String(piece.count, radix: 16))\r\n".utf8), piece, Data("\r\n".utf8))
-            } else {
-                try await write(piece)
-            }
-            if answered { break }
-        }
-        if chunked { try await write(Data("0\r\n\r\n".utf8)) }
-        return try await Self.onOwnThread { try Self.readAnswer(from: connection) }
-    }
-
-    public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
-        let socketPath = socketPath
-        let (head, connection, parser) = try await Self.onOwnThread {
-            let connection = try UnixConnection(path: socketPath)
-            do {
-                try connection.write(Self.encode(request))
-                var parser = HTTPResponseParser()
-                var early = Data()
-                while parser.status == nil {
-                    guard let bytes = try connection.read() else {
-                        throw connection.closedEarly(true, HTTPParseError.malformed("no answer"))
-                    }
-                    early.append(try parser.consume(bytes))
-                }
-                return ((parser.status!, early), connection, parser)
-            } catch {
-                connection.close()
-                throw error
-            }
-        }
-        let body = AsyncThrowingStream<Data, any Error> { continuation in
-            continuation.onTermination = { _ in connection.shutdown() }
-            Thread {
-                var parser = parser
-                defer { connection.close() }
-                do {
-                    if !head.1.isEmpty { continuation.yield(head.1) }
-                    while !parser.isComplete {
-                        guard let bytes = try connection.read() else {
-                            try parser.finish()
-                            break
-                        }
-                        let data = try parser.consume(bytes)
-                        if !data.isEmpty { continuation.yield(data) }
-                    }
-                    continuation.finish()
-                } catch let error as HTTPParseError {
-                    continuation.finish(throwing: connection.closedEarly(false, error))
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }.start()
-        }
-        return HTTPStreamingResponse(status: head.0, body: body)
-    }
-
-    static func encode(_ request: HTTPRequestSpec) -> Data {
-        guard let body = request.body else { return head(of: request, framing: []) }
-        var data = head(of: request, framing: ["Content-Type: application/json", "Content-Length: \(body.count)"])
-        data.append(body)
-        return data
-    }
-
-    /// The request line and headers, then `framing`: the header lines that describe the body.
-    private static func head(of request: HTTPRequestSpec, framing: [String]) -> Data {
-        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: prefsd\r\nConnection: close\r\n"
-        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
-        for line in framing { head += line + "\r\n" }
-        head += "\r\n"
-        return head.withUTF8 { Data(buffer: $0) }
-    }
-
-    /// Reads a whole answer.
-    private static func readAnswer(from connection: UnixConnection) throws -> HTTPResponseData {
+        try connection.write(Self.encode(request, keepAlive: false))
         var parser = HTTPResponseParser()
         var body = Data()
         do {
@@ -140,135 +63,158 @@ public struct UnixSocketTransport: HTTPTransport {
                 body.append(try parser.consume(bytes))
             }
         } catch let error as HTTPParseError {
-            throw connection.closedEarly(parser.status == nil, error)
+            throw DaemonSocketError.closedEarly(socketPath, beforeAnswer: parser.status == nil, error)
         }
         return HTTPResponseData(status: parser.status ?? 0, body: body)
     }
 
-    /// Runs blocking work on a new thread, so it never holds a Swift concurrency thread.
-    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-}
-
-/// A connected Unix stream socket.
-final class UnixConnection: Sendable {
-    private let descriptor: Int32
-    let path: String
-
-    /// Connects, or throws `unreachable` saying why and how to start the daemon.
-    init(path: String) throws {
-        self.path = path
+    /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
+    /// never holding more than one piece. If the daemon answers midway — refusing the body — the
+    /// rest is not sent and its answer is returned.
+    public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
+        -> HTTPResponseData
+    {
+        let lease = try await pool.take()
+        let connection = lease.connection
         do {
-            descriptor = try UnixSocket.descriptor(connectedTo: path)
-        } catch where error.code == ENAMETOOLONG {
-            throw PrefsError(.unreachable, "The socket path \(path) is too long for a Unix socket (over 107 bytes).")
+            let chunked = length == nil
+            var sentWhole = try await connection.write(
+                Self.head(of: request, keepAlive: true, framing: [length.map { "Content-Length: \($0)" } ?? "Transfer-Encoding: chunked"]),
+                stoppingAtAnswer: true, timeout: timeout)
+            for try await piece in body where sentWhole && !piece.isEmpty {
+                var framed = piece
+                if chunked { framed = Data("\(String(piece.count, radix: 16))\r\n".utf8) + piece + Data("\r\n".utf8) }
+                sentWhole = try await connection.write(framed, stoppingAtAnswer: true, timeout: timeout)
+            }
+            if sentWhole, chunked {
+                sentWhole = try await connection.write(Data("0\r\n\r\n".utf8), stoppingAtAnswer: true, timeout: timeout)
+            }
+            let (response, reusable) = try await readAnswer(from: connection, reused: false)
+            pool.giveBack(connection, reusable: reusable && sentWhole)
+            return response
         } catch {
-            throw Self.unreachable(path, error.code)
+            pool.giveBack(connection, reusable: false)
+            throw error
         }
     }
 
-    func write(_ data: Data) throws {
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EPIPE || errno == ECONNRESET {
-                        // Closed before it read the request: refused, most likely (another user).
-                        throw closedEarly(true, HTTPParseError.malformed("closed while the request was sent"))
-                    }
-                    throw PrefsError(.unreachable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
+    public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
+        let connection = try await DaemonConnection.open(path: socketPath, timeout: timeout)
+        var parser = HTTPResponseParser()
+        var early = Data()
+        do {
+            _ = try await connection.write(Self.encode(request, keepAlive: false), stoppingAtAnswer: false, timeout: timeout)
+            while parser.status == nil {
+                guard let bytes = try await connection.read(timeout: timeout) else {
+                    throw DaemonSocketError.closedEarly(socketPath, beforeAnswer: true, .malformed("no answer"))
                 }
-                offset += written
+                early.append(try parser.consume(bytes))
             }
+        } catch {
+            connection.close()
+            throw Self.answerError(error, path: socketPath, beforeAnswer: true)
         }
+        let body = StreamedBody(connection: connection, parser: parser, early: early)
+        return HTTPStreamingResponse(status: parser.status ?? 0, body: AsyncThrowingStream(unfolding: { try await body.next() }))
     }
 
-    /// Writes `data` unless the daemon answers (or hangs up) first, as it does when it refuses a
-    /// request before reading all of its body; returns whether all of it was written. Waits for
-    /// room to write *or* an answer, so a daemon that stopped reading cannot leave it blocked.
-    func writeUnlessAnswered(_ data: Data) throws -> Bool {
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                var events = pollfd(fd: descriptor, events: Int16(POLLIN | POLLOUT), revents: 0)
-                guard poll(&events, 1, -1) >= 0 else {
-                    if errno == EINTR { continue }
-                    throw PrefsError(.unreachable, "Waiting on prefsd at \(path) failed: \(String(cString: strerror(errno))).")
+    /// Sends `message` on a pooled connection and reads the answer; whether the connection can
+    /// carry the next request. A connection used before that the daemon closed without
+    /// answering (it restarted meanwhile) throws ``StaleConnection``.
+    private func exchange(_ message: Data, on lease: ConnectionPool.Lease) async throws -> (HTTPResponseData, Bool) {
+        let written: Bool
+        do {
+            written = try await lease.connection.write(message, stoppingAtAnswer: true, timeout: timeout)
+        } catch let error as PrefsError where lease.isReused && error.code == .unreachable {
+            throw StaleConnection()
+        }
+        let (response, reusable) = try await readAnswer(from: lease.connection, reused: lease.isReused)
+        return (response, reusable && written)
+    }
+
+    /// Reads a whole answer; whether the connection can carry the next request.
+    private func readAnswer(from connection: DaemonConnection, reused: Bool) async throws -> (HTTPResponseData, Bool) {
+        var parser = HTTPResponseParser()
+        var body = Data()
+        var received = false
+        do {
+            while !parser.isComplete {
+                guard let bytes = try await connection.read(timeout: timeout) else {
+                    if reused, !received { throw StaleConnection() }
+                    try parser.finish()
+                    break
                 }
-                if events.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { return false }
-                let written = send(
-                    descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-                if written < 0 {
-                    if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
-                    if errno == EPIPE || errno == ECONNRESET { return false }
-                    throw PrefsError(.unreachable, "prefsd at \(path) closed the connection: \(String(cString: strerror(errno))).")
-                }
-                offset += written
+                received = true
+                body.append(try parser.consume(bytes))
             }
-            return true
+        } catch {
+            throw Self.answerError(error, path: socketPath, beforeAnswer: parser.status == nil)
         }
+        return (HTTPResponseData(status: parser.status ?? 0, body: body), parser.leavesConnectionReusable)
     }
 
-    /// The next bytes, or nil at the end of the stream.
-    func read() throws -> Data? {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { UnixSocket.receive(descriptor, into: $0.baseAddress!, count: $0.count) }
-            if count > 0 { return Data(buffer[0..<count]) }
-            if count == 0 { return nil }
-            if errno == EINTR { continue }
-            if errno == ECONNRESET || errno == EBADF || errno == EINVAL { return nil }
-            throw PrefsError(.unreachable, "Reading from prefsd at \(path) failed: \(String(cString: strerror(errno))).")
-        }
+    /// A malformed or cut-short answer as the error that says so; any other error as it is.
+    fileprivate static func answerError(_ error: any Error, path: String, beforeAnswer: Bool) -> any Error {
+        guard let error = error as? HTTPParseError else { return error }
+        return DaemonSocketError.closedEarly(path, beforeAnswer: beforeAnswer, error)
     }
 
-    /// The error for an answer cut short: before any answer, most likely the daemon refused us
-    /// (it serves only its own user); midway, the daemon went away.
-    func closedEarly(_ beforeAnswer: Bool, _ error: HTTPParseError) -> PrefsError {
-        if beforeAnswer {
-            return PrefsError(
-                .unreachable,
-                "prefsd at \(path) closed the connection without answering. It accepts connections only from the user "
-                    + "it runs as: run this as that user (or the daemon may have stopped)."
-            )
-        }
-        return PrefsError(.unreachable, "prefsd at \(path) stopped answering midway: \(error)")
+    static func encode(_ request: HTTPRequestSpec, keepAlive: Bool) -> Data {
+        guard let body = request.body else { return head(of: request, keepAlive: keepAlive, framing: []) }
+        var data = head(of: request, keepAlive: keepAlive, framing: ["Content-Type: application/json", "Content-Length: \(body.count)"])
+        data.append(body)
+        return data
     }
 
-    /// Unblocks a pending read (the watcher went away).
-    func shutdown() {
-        shutdown_(descriptor)
-    }
-
-    func close() {
-        close_(descriptor)
-    }
-
-    private static func unreachable(_ path: String, _ code: Int32) -> PrefsError {
-        let reason: String
-        switch code {
-        case ENOENT: reason = "there is no socket there"
-        case ECONNREFUSED: reason = "nothing accepts connections on it (a stale socket file?)"
-        case EACCES, EPERM: reason = "permission denied"
-        default: reason = String(cString: strerror(code))
-        }
-        return PrefsError(
-            .unreachable,
-            "Cannot reach prefsd at \(path): \(reason). Start the daemon with `prefsd` "
-                + "(or `prefsd --socket \(path)`), or point --socket / PREFSD_SOCKET at the socket it listens on."
-        )
+    /// The request line and headers, then `framing`: the header lines that describe the body.
+    /// Without `keepAlive`, the daemon closes the connection after its answer.
+    private static func head(of request: HTTPRequestSpec, keepAlive: Bool, framing: [String]) -> Data {
+        var head = "\(request.method) \(request.target) HTTP/1.1\r\nHost: prefsd\r\n"
+        if !keepAlive { head += "Connection: close\r\n" }
+        for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
+        for line in framing { head += line + "\r\n" }
+        head += "\r\n"
+        return head.withUTF8 { Data(buffer: $0) }
     }
 }
 
-private func close_(_ descriptor: Int32) {
-    _ = close(descriptor)
-}
+/// A kept-alive connection the daemon closed before answering: the request is sent again.
+private struct StaleConnection: Error {}
 
-private func shutdown_(_ descriptor: Int32) {
-    _ = shutdown(descriptor, Int32(SHUT_RDWR))
+/// The rest of a streamed answer's body, read from its connection as it is asked for — so a
+/// watcher that stops reading stops the reading, and no buffer grows. The connection is closed
+/// at the body's end, on an error, on cancellation (the reader's task), or when this is released.
+private final class StreamedBody: Sendable {
+    private let connection: DaemonConnection
+    private let state: Mutex<(parser: HTTPResponseParser, early: Data)>
+
+    init(connection: DaemonConnection, parser: HTTPResponseParser, early: Data) {
+        self.connection = connection
+        state = Mutex((parser, early))
+    }
+
+    /// The next body bytes, or nil at the end.
+    func next() async throws -> Data? {
+        do {
+            while true {
+                let (isComplete, early) = state.withLock { state in
+                    defer { state.early = Data() }
+                    return (state.parser.isComplete, state.early)
+                }
+                if !early.isEmpty { return early }
+                if isComplete { break }
+                guard let bytes = try await connection.read(timeout: nil) else {
+                    try state.withLock { try $0.parser.finish() }
+                    break
+                }
+                let data = try state.withLock { try $0.parser.consume(bytes) }
+                if !data.isEmpty { return data }
+            }
+        } catch {
+            connection.close()
+            throw UnixSocketTransport.answerError(error, path: connection.path, beforeAnswer: false)
+        }
+        connection.close()
+        return nil
+    }
 }

@@ -23,18 +23,24 @@ public struct DraftSnapshot: Sendable, Hashable {
 /// compose preference changes its validation. `nil` until loaded, and once deleted.
 ///
 /// ```swift
-/// final class ComposeModel {
-///     @DraftObserving var draft: DraftSnapshot?
+/// @MainActor @Observable final class ComposeModel {
+///     @ObservationIgnored @DraftObserving var draft: DraftSnapshot?
 ///     init(draftID: UUID) { _draft = DraftObserving(draftID) }
 /// }
 /// ```
+///
+/// In an `@Observable` class, mark the property `@ObservationIgnored` (the wrapper is observable
+/// itself). It follows through the service of the context where it is created — the enclosing
+/// `withPrefs`'s, else the process-wide ``PrefsContext/default``; where there is neither, it
+/// stays `nil` and `$property.error` says how to give it a context. Each new snapshot is stored,
+/// then observers are told.
 @propertyWrapper
 public final class DraftObserving: Sendable {
     private let follower: SnapshotFollower<DraftSnapshot?>
 
     /// Follows draft `id` through the current context's service.
     public init(_ id: UUID) {
-        follower = SnapshotFollower(initial: nil, service: PrefsContext.required.service, watch: WatchRequest(draft: id)) {
+        follower = SnapshotFollower(initial: nil, context: PrefsContext.current ?? .missing, watch: WatchRequest(draft: id)) {
             service in
             do {
                 return try await DraftSnapshot.fetch(id, from: service)
@@ -54,13 +60,16 @@ public final class DraftObserving: Sendable {
 
 /// A property that follows every draft of a thread, in order, with their attachments and
 /// validations, and tells Observation only when one of them changes.
+///
+/// In an `@Observable` class, mark the property `@ObservationIgnored`. It finds its context as
+/// ``DraftObserving`` does; where there is none, it stays empty and `$property.error` says why.
 @propertyWrapper
 public final class ThreadObserving: Sendable {
     private let follower: SnapshotFollower<[DraftSnapshot]>
 
     /// Follows thread `id` through the current context's service.
     public init(_ id: String) {
-        follower = SnapshotFollower(initial: [], service: PrefsContext.required.service, watch: WatchRequest(thread: id)) {
+        follower = SnapshotFollower(initial: [], context: PrefsContext.current ?? .missing, watch: WatchRequest(thread: id)) {
             service in
             let drafts: [Draft]
             do {
@@ -87,12 +96,15 @@ public final class ThreadObserving: Sendable {
 public struct FollowerProjection<Snapshot: Sendable & Equatable>: Sendable {
     fileprivate let follower: SnapshotFollower<Snapshot>
 
-    /// Returns once the first snapshot is in.
-    public func loaded() async { await follower.loaded() }
+    /// Returns once the first snapshot is in — at once if it already is. Throws what kept it
+    /// from coming in (``error``: no context, the service cannot be reached), `unavailable` if
+    /// it is not in within `timeout` (when given), or `CancellationError`.
+    public func loaded(timeout: Duration? = nil) async throws { try await follower.loaded(timeout: timeout) }
 
     /// The snapshot, then each new one.
     public var updates: AsyncStream<Snapshot> { follower.updates }
 
-    /// Why following is interrupted (the daemon went away, the store closed), while it is.
+    /// Why following is interrupted (no context, the daemon went away, the store closed), while
+    /// it is.
     public var error: PrefsError? { follower.error }
 }

@@ -5,8 +5,10 @@ import Synchronization
 /// in between. Reads are a dictionary lookup under a lock — no SQL, no request — and a typed
 /// read decodes a value once per change, not once per read.
 ///
-/// ``withPrefs(_:scope:operation:)`` makes one per context; the observation wrappers created
-/// inside it subscribe to it for their key.
+/// ``withPrefs(_:scope:isolation:operation:)`` makes one per context; the observation wrappers
+/// created inside it subscribe to it for their key. On a change, the mirror stores the new
+/// value first — the context's reads give it from then on — and then tells those wrappers, each
+/// of which stores it in turn before telling its own observers.
 public final class PreferenceMirror: Sendable {
     /// The service followed.
     public let service: any PrefsService
@@ -71,6 +73,14 @@ public final class PreferenceMirror: Sendable {
             for observer in observers { observer(resolved) }
         }
         return values.first?.revision ?? before
+    }
+
+    /// A mirror of no service: it holds no values (typed reads give the keys' defaults), follows
+    /// nothing, and its ``failure`` is `error` for good.
+    init(unavailable error: PrefsError, service: any PrefsService) {
+        self.service = service
+        self.scope = .root
+        state.withLock { $0.failure = error }
     }
 
     deinit {

@@ -4,11 +4,11 @@ import Synchronization
 /// A property that follows one preference's effective value at the context's scope, and tells
 /// Observation only when that value changes — not when another key changes, nor when a change
 /// is hidden by a nearer scope, a lock or an override. A value given to the context with
-/// ``withPrefs(_:_:operation:)`` wins, and then never changes.
+/// ``withPrefs(_:_:isolation:operation:)`` wins, and then never changes.
 ///
 /// ```swift
-/// final class TimelineModel {
-///     @PreferenceObserving(\.statusContentMode) var mode
+/// @MainActor @Observable final class TimelineModel {
+///     @ObservationIgnored @PreferenceObserving(\.statusContentMode) var mode
 /// }
 /// try await withPrefs(store, scope: "/accounts/alice") {
 ///     let model = TimelineModel()
@@ -17,8 +17,21 @@ import Synchronization
 /// }
 /// ```
 ///
-/// Create it inside ``withPrefs(_:scope:operation:)``; it keeps that context. Reads come from
-/// memory (the context's ``PreferenceMirror``).
+/// In an `@Observable` class, mark the property `@ObservationIgnored`: the `Observable` macro
+/// cannot host a property wrapper, and needs not — the wrapper is observable itself, so reading
+/// the property still registers the dependency on this key.
+///
+/// It takes the context where it is created: the enclosing
+/// ``withPrefs(_:scope:isolation:operation:)``'s, else the process-wide
+/// ``PrefsContext/default``. Where there is neither, it holds the key's default, its setters
+/// throw, and `$property.error` says how to give it a context.
+///
+/// Reads come from memory: the context's ``PreferenceMirror``. When the key's effective value
+/// changes, the mirror stores it first (so the context's own reads, `PrefsContext.current?[\.key]`,
+/// give it from then on), then tells its wrappers; each stores the new value, then tells its
+/// observers — so an observer that reads in its change callback sees the new value. A write
+/// returns before that (over the daemon, the change comes back through a watch): to act on it,
+/// wait for the wrapper (`$property.updates`, Observation), not for the write.
 @propertyWrapper
 public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: Observable, Sendable {
     @usableFromInline let registrar = ObservationRegistrar()
@@ -31,7 +44,7 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
     /// Follows the key `keyPath` names, at the current context's scope.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
         key = TypedKey(keyPath)
-        context = PrefsContext.required
+        context = PrefsContext.current ?? .missing
         current = Mutex(context.value(of: key))
         // A value given to the context hides the scope's for as long as the wrapper lives.
         guard context.localValue(of: key) == nil else { return }
@@ -54,6 +67,7 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
     /// The source, the updates, and a setter.
     public var projectedValue: Projection { Projection(wrapper: self) }
 
+    /// Stores the new value, then tells Observation (only if the value changed).
     private func update(_ resolved: ResolvedPreference) {
         let value = key.value(of: resolved)
         let changed = current.withLock { current in
@@ -71,6 +85,11 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
 
         /// Where the current value comes from.
         public var source: PreferenceSource { wrapper.current.withLock { $0.source } }
+
+        /// Why the value is not being followed, while it is not: there is no context (see
+        /// ``PrefsContext/missingError``), or the service went away (then the value catches up
+        /// once it is back). Nil while the value is current.
+        public var error: PrefsError? { wrapper.context.mirror.failure }
 
         /// The current value, then each new one.
         public var updates: AsyncStream<Value> {

@@ -32,12 +32,27 @@ public struct PreferenceValues: Sendable {
 
     /// The key a key path reads: `PreferenceValues.key(for: \.fontSize)` is `FontSizeKey.self`.
     public static func key<Value>(for keyPath: KeyPath<PreferenceValues, Value>) -> any PreferenceKey.Type {
-        let recorder = KeyRecorder()
-        _ = PreferenceValues(recorder: recorder)[keyPath: keyPath]
-        guard let key = recorder.key else {
+        guard let key = recordedKey(keyPath) else {
             preconditionFailure("\(keyPath) does not read a PreferenceKey: declare it with self[SomeKey.self] or @Preference.")
         }
         return key
+    }
+
+    /// The key a key path of any value type reads (`\.fontSize` in `[\.fontSize, \.mode]`);
+    /// `invalid_key` for a key path that reads none.
+    public static func key(readBy keyPath: PartialKeyPath<PreferenceValues>) throws(PrefsError) -> any PreferenceKey.Type {
+        guard let key = recordedKey(keyPath) else {
+            throw PrefsError(
+                .invalidKey, "\(keyPath) does not read a PreferenceKey: declare it with self[SomeKey.self] or @Preference.")
+        }
+        return key
+    }
+
+    /// The key `keyPath` reads, if it reads one.
+    private static func recordedKey(_ keyPath: PartialKeyPath<PreferenceValues>) -> (any PreferenceKey.Type)? {
+        let recorder = KeyRecorder()
+        _ = PreferenceValues(recorder: recorder)[keyPath: keyPath]
+        return recorder.key
     }
 
     private init(recorder: KeyRecorder) {

@@ -1,6 +1,14 @@
+import Synchronization
+
 /// Where preference reads and wrappers find their service and scope — the `EnvironmentValues`
-/// of prefsd, carried by a task local. Set it with ``withPrefs(_:scope:operation:)``; nested
-/// calls narrow the scope.
+/// of prefsd. Code inside ``withPrefs(_:scope:isolation:operation:)`` sees that call's context
+/// (nested calls narrow the scope); code outside every `withPrefs` sees the process-wide
+/// ``default``, if the app set one with ``setDefault(_:scope:)``.
+///
+/// ```swift
+/// try await PrefsContext.setDefault(PrefsClient(socketPath: socket), scope: "/accounts/alice")
+/// let model = TimelineModel()          // its wrappers use the default context
+/// ```
 public struct PrefsContext: Sendable {
     /// The service.
     public var service: any PrefsService
@@ -11,17 +19,72 @@ public struct PrefsContext: Sendable {
     /// Values given to this context itself, by key name: they win over the scope's, for the code
     /// inside, and are never stored (SwiftUI's `.environment(\.key, value)`).
     public var localValues: [String: any Sendable] = [:]
+    /// Set only on ``missing``: why there is no context.
+    let absence: PrefsError?
 
-    /// The context of the running task, if any.
-    @TaskLocal public static var current: PrefsContext?
-
-    /// The context of the running task; a programming error outside ``withPrefs(_:scope:operation:)``.
-    public static var required: PrefsContext {
-        guard let current else {
-            preconditionFailure("No prefs context: create preference wrappers inside withPrefs(service, scope:) { … }.")
-        }
-        return current
+    /// A context on `service` at `scope`, its mirror loaded.
+    init(loading service: any PrefsService, scope: ScopePath, localValues: [String: any Sendable] = [:]) async throws {
+        self.service = service
+        self.scope = scope
+        self.mirror = try await PreferenceMirror(service: service, scope: scope)
+        self.localValues = localValues
+        self.absence = nil
     }
+
+    private init(absence: PrefsError) {
+        service = MissingContextService(error: absence)
+        scope = .root
+        mirror = PreferenceMirror(unavailable: absence, service: service)
+        self.absence = absence
+    }
+
+    /// The context `withPrefs` sets for the code inside it.
+    @TaskLocal static var bound: PrefsContext?
+
+    /// The process-wide default (see ``setDefault(_:scope:)``).
+    private static let defaultContext = Mutex<PrefsContext?>(nil)
+
+    /// The context code running here sees: the innermost enclosing `withPrefs`'s, else the
+    /// process-wide ``default``; nil where there is neither.
+    public static var current: PrefsContext? { bound ?? `default` }
+
+    /// The context code running here sees; where there is none, the error that says how to set one.
+    public static var required: PrefsContext {
+        get throws(PrefsError) {
+            guard let current else { throw missingError }
+            return current
+        }
+    }
+
+    /// The context wrappers use outside every `withPrefs`, once the app has set one.
+    public static var `default`: PrefsContext? { defaultContext.withLock { $0 } }
+
+    /// Sets the process-wide default context — the service and scope that wrappers created
+    /// outside every ``withPrefs(_:scope:isolation:operation:)`` use, as `@Environment` falls
+    /// back on a default. Call it once at start-up, before models are made; it loads the
+    /// effective values at `scope` first, and throws (leaving the default as it was) if it
+    /// cannot. A wrapper keeps the context it was created with: setting another default later
+    /// changes only wrappers created after.
+    public static func setDefault(_ service: any PrefsService, scope: ScopePath = .root) async throws {
+        let context = try await PrefsContext(loading: service, scope: scope)
+        defaultContext.withLock { $0 = context }
+    }
+
+    /// Removes the process-wide default context: wrappers created afterwards outside every
+    /// `withPrefs` report ``missingError``.
+    public static func removeDefault() {
+        defaultContext.withLock { $0 = nil }
+    }
+
+    /// What code outside every context gets: an error naming both ways to give it one.
+    public static let missingError = PrefsError(
+        .unavailable,
+        "No prefs context here: create this inside withPrefs(service, scope:) { … }, "
+            + "or set a process-wide default first with PrefsContext.setDefault(service, scope:).")
+
+    /// What a wrapper created where there is no context holds: its service refuses every call
+    /// with ``missingError``, and its mirror is empty, so typed reads give the keys' defaults.
+    static let missing = PrefsContext(absence: missingError)
 
     /// The effective value of a typed key here, from memory.
     public subscript<Value: Codable & Sendable & Equatable>(keyPath: KeyPath<PreferenceValues, Value>) -> Value {
@@ -44,6 +107,9 @@ public struct PrefsContext: Sendable {
 /// find them, like views find `EnvironmentValues`. The effective values at the scope are
 /// loaded before `operation` starts and kept current while anything uses them.
 ///
+/// `operation` runs in the caller's isolation (`#isolation`): from `@MainActor` code, a plain
+/// closure that touches main-actor state, and returns what it returns.
+///
 /// ```swift
 /// try await withPrefs(store, scope: "/accounts/alice") {
 ///     let model = TimelineModel()            // its @PreferenceObserving wrappers resolve at alice
@@ -51,50 +117,47 @@ public struct PrefsContext: Sendable {
 /// }
 /// ```
 public func withPrefs<Result>(
-    _ service: any PrefsService, scope: ScopePath = .root, operation: () async throws -> Result
-) async throws -> Result {
-    try await withContext(service, scope: scope, localValues: [:], operation: operation)
-}
-
-/// Runs `operation` in a new context at `scope`, with its mirror loaded.
-private func withContext<Result>(
-    _ service: any PrefsService, scope: ScopePath, localValues: [String: any Sendable],
+    _ service: any PrefsService, scope: ScopePath = .root, isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> Result
 ) async throws -> Result {
-    let mirror = try await PreferenceMirror(service: service, scope: scope)
-    let context = PrefsContext(service: service, scope: scope, mirror: mirror, localValues: localValues)
-    return try await PrefsContext.$current.withValue(context) { try await operation() }
+    let context = try await PrefsContext(loading: service, scope: scope)
+    return try await PrefsContext.$bound.withValue(context, operation: operation, isolation: isolation)
 }
 
-/// Narrows the current context: `scope` is a path below the current scope (`threads/42`), or an
-/// absolute one inside it; values given to the context stay. Throws `invalid_scope` outside any context or for a scope outside it.
-public func withPrefs<Result>(scope: String, operation: () async throws -> Result) async throws -> Result {
-    guard let outer = PrefsContext.current else {
-        throw PrefsError(.invalidScope, "withPrefs(scope:) narrows a context; start one with withPrefs(service, scope:).")
-    }
+/// Narrows the current context (the enclosing `withPrefs`'s, else the default): `scope` is a
+/// path below the current scope (`threads/42`), or an absolute one inside it; values given to
+/// the context stay. `operation` runs in the caller's isolation. Throws `invalid_scope` for a
+/// scope outside the current one, and ``PrefsContext/missingError`` where there is no context.
+public func withPrefs<Result>(
+    scope: String, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> Result
+) async throws -> Result {
+    let outer = try PrefsContext.required
     let narrowed = try scope.hasPrefix("/") ? ScopePath(scope) : ScopePath(outer.scope.isRoot ? "/" + scope : outer.scope.path + "/" + scope)
     guard outer.scope.contains(narrowed) else {
         throw PrefsError(.invalidScope, "\(narrowed.path) is not inside the enclosing scope \(outer.scope.path).")
     }
-    return try await withContext(outer.service, scope: narrowed, localValues: outer.localValues, operation: operation)
+    let context = try await PrefsContext(loading: outer.service, scope: narrowed, localValues: outer.localValues)
+    return try await PrefsContext.$bound.withValue(context, operation: operation, isolation: isolation)
 }
 
-/// Runs `operation` with `value` as the key's value in the current context — for the code
-/// inside, reads and wrappers created there see it (source `local`) whatever the scope holds,
-/// like `.environment(\.key, value)` down a view tree. Nothing is stored. Throws
-/// `invalid_scope` outside any context.
+/// Runs `operation` with `value` as the key's value in the current context (the enclosing
+/// `withPrefs`'s, else the default) — for the code inside, reads and wrappers created there see
+/// it (source `local`) whatever the scope holds, like `.environment(\.key, value)` down a view
+/// tree. Nothing is stored. `operation` runs in the caller's isolation. Throws
+/// ``PrefsContext/missingError`` where there is no context.
 ///
 /// ```swift
-/// try await withPrefs(\.statusContentMode, .expanded) {
-///     TimelineModel().mode        // .expanded, source .local
+/// try await withPrefs(store, scope: "/accounts/alice") {
+///     try await withPrefs(\.statusContentMode, .expanded) {
+///         TimelineModel().mode        // .expanded, source .local
+///     }
 /// }
 /// ```
 public func withPrefs<Value: Codable & Sendable & Equatable, Result>(
-    _ keyPath: WritableKeyPath<PreferenceValues, Value>, _ value: Value, operation: () async throws -> Result
+    _ keyPath: WritableKeyPath<PreferenceValues, Value>, _ value: Value, isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> Result
 ) async throws -> Result {
-    guard var context = PrefsContext.current else {
-        throw PrefsError(.invalidScope, "withPrefs(\\.key, value) sets a value in a context; start one with withPrefs(service, scope:).")
-    }
+    var context = try PrefsContext.required
     context.localValues[TypedKey(keyPath).name] = value
-    return try await PrefsContext.$current.withValue(context) { try await operation() }
+    return try await PrefsContext.$bound.withValue(context, operation: operation, isolation: isolation)
 }

@@ -1,9 +1,12 @@
-/// A typed key's effective value at a scope, and where it came from.
+/// A typed key's effective value at a scope, where it came from and, when explained, every layer.
 public struct TypedPreference<Value: Sendable>: Sendable {
     public var value: Value
     public var source: PreferenceSource
     /// The store's revision when this was read.
     public var revision: Revision
+    /// With `explain`: every layer consulted, first to last, each with the JSON it holds (see
+    /// ``ResolvedPreference/chain``).
+    public var chain: [ChainLayer]?
 }
 
 /// The service through typed key paths: `\.fontSize` instead of `"timeline.fontSize"` and JSON.
@@ -22,18 +25,21 @@ extension PrefsService {
         try await set(key.name, to: try JSONValue(encoding: value), scope: scope)
     }
 
-    /// A typed key's effective value at `scope`; its default when the stored JSON is unset or does
-    /// not decode as the key's type.
-    public func resolve<Value: Codable & Sendable & Equatable>(_ keyPath: KeyPath<PreferenceValues, Value>, scope: ScopePath = .root) async throws
-        -> TypedPreference<Value>
-    {
-        try await resolve(TypedKey(keyPath), scope: scope)
+    /// A typed key's effective value at `scope` — its default when the stored JSON is unset or
+    /// does not decode as the key's type — and, with `explain`, every layer in ``TypedPreference/chain``.
+    public func resolve<Value: Codable & Sendable & Equatable>(
+        _ keyPath: KeyPath<PreferenceValues, Value>, scope: ScopePath = .root, explain: Bool = false
+    ) async throws -> TypedPreference<Value> {
+        try await resolve(TypedKey(keyPath), scope: scope, explain: explain)
     }
 
-    /// A typed key's effective value at `scope`.
-    public func resolve<Value: Codable & Sendable & Equatable>(_ key: TypedKey<Value>, scope: ScopePath = .root) async throws -> TypedPreference<Value> {
-        let resolved = try await resolve(key.name, scope: scope, explain: false)
-        return TypedPreference(value: key.value(of: resolved), source: resolved.source, revision: resolved.revision)
+    /// A typed key's effective value at `scope`, and with `explain` every layer.
+    public func resolve<Value: Codable & Sendable & Equatable>(
+        _ key: TypedKey<Value>, scope: ScopePath = .root, explain: Bool = false
+    ) async throws -> TypedPreference<Value> {
+        let resolved = try await resolve(key.name, scope: scope, explain: explain)
+        return TypedPreference(
+            value: key.value(of: resolved), source: resolved.source, revision: resolved.revision, chain: resolved.chain)
     }
 
     /// A typed key's effective value at `scope`: first the current one, then each new one.
@@ -57,6 +63,14 @@ extension PrefsService {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+
+    /// Registers the schemas of the keys these key paths name — `register(keys: [\.fontSize,
+    /// \.statusContentMode])` — whether declared by hand or with `@Preference` (each key's
+    /// ``PreferenceKey/schema``). `invalid_key` for a key path that names no key.
+    @discardableResult
+    public func register(keys keyPaths: [PartialKeyPath<PreferenceValues>]) async throws -> WriteResult {
+        try await register(keys: try keyPaths.map { keyPath throws(PrefsError) in try PreferenceValues.key(readBy: keyPath) })
     }
 
     /// Registers the schemas of typed keys (each key's ``PreferenceKey/schema``).

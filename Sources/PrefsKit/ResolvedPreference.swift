@@ -14,7 +14,7 @@ public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
     case `default`
     /// Nothing: no value anywhere and no default.
     case none
-    /// A value given to the code's own context (``withPrefs(_:_:operation:)``, or a
+    /// A value given to the code's own context (``withPrefs(_:_:isolation:operation:)``, or a
     /// ``ScopeBacked`` property's local value): it never leaves the process.
     case local
 

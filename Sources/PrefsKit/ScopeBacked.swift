@@ -10,6 +10,11 @@ import Synchronization
 /// @ScopeBacked(\.avatarStyle) var avatarStyle      // the account's style…
 /// avatarStyle = .square                             // …until this view picks its own
 /// ```
+///
+/// In an `@Observable` class, mark the property `@ObservationIgnored` (the wrapper is observable
+/// itself). It takes its context as ``PreferenceObserving`` does, and reports the lack of one
+/// the same way (`$property.error`); its local value works without one. Setting the local value
+/// stores it, then tells observers.
 @propertyWrapper
 public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observable, Sendable {
     private let registrar = ObservationRegistrar()
@@ -71,6 +76,10 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
         /// Where the scope's value comes from.
         public var scopeSource: PreferenceSource { wrapper.scoped.projectedValue.source }
 
+        /// Why the scope's value is not being followed, while it is not (see
+        /// ``PreferenceObserving/Projection/error``).
+        public var error: PrefsError? { wrapper.scoped.projectedValue.error }
+
         /// The value, then each new one: local changes and, while no local value hides them,
         /// the scope's.
         public var updates: AsyncStream<Value> {
@@ -97,6 +106,10 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
 /// @ScopeOrLocal(\.service) var prefs                 // the context's service…
 /// @ScopeOrLocal(wrappedValue: testStore) var prefs   // …or a given one
 /// ```
+///
+/// It reads the context where the property is read (the enclosing `withPrefs`'s, else the
+/// process-wide ``PrefsContext/default``), as `@Environment` does. Where there is none, it reads
+/// a stand-in context at `/` whose service throws ``PrefsContext/missingError`` from every call.
 @propertyWrapper
 public struct ScopeOrLocal<Value: Sendable>: Sendable {
     private let local: Value?
@@ -116,7 +129,7 @@ public struct ScopeOrLocal<Value: Sendable>: Sendable {
 
     /// The local value, else the current context's.
     public var wrappedValue: Value {
-        local ?? read(PrefsContext.required)
+        local ?? read(PrefsContext.current ?? .missing)
     }
 
     /// Whether the value is local.

@@ -11,28 +11,38 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
     private let tracked = SendableKeyPath(\SnapshotFollower<Snapshot>.snapshot)
     private let current: Mutex<Snapshot>
     private let failure = Mutex<PrefsError?>(nil)
+    /// Whether a first snapshot is in.
+    private let hasLoaded = Mutex(false)
+    /// Opens once a first snapshot is in, or following first failed.
     private let firstFetch = Latch()
     private let following = Mutex<Task<Void, Never>?>(nil)
 
-    /// Starts with `initial`, then follows.
+    /// Starts with `initial`, then follows through `context`'s service. A missing context
+    /// (``PrefsContext/missing``) is not followed: its error is reported at once.
     init(
-        initial: Snapshot, service: any PrefsService, watch request: WatchRequest,
+        initial: Snapshot, context: PrefsContext, watch request: WatchRequest,
         fetch: @escaping @Sendable (any PrefsService) async throws -> Snapshot
     ) {
         current = Mutex(initial)
-        let firstFetch = firstFetch
+        if let absence = context.absence {
+            failure.withLock { $0 = absence }
+            firstFetch.open()
+            return
+        }
+        let service = context.service
         let task = Task { [weak self] in
             await followChanges(
                 of: service, request, from: nil,
                 resynchronize: { [weak self] in
                     let revision = try await service.status().revision
                     self?.replace(with: try await fetch(service))
-                    firstFetch.open()
+                    self?.hasLoaded.withLock { $0 = true }
+                    self?.firstFetch.open()
                     return revision
                 },
                 onInterruption: { [weak self] reason in
                     self?.failure.withLock { $0 = reason }
-                    if reason != nil { firstFetch.open() }
+                    if reason != nil { self?.firstFetch.open() }
                 },
                 onChange: { [weak self] _ in self?.replace(with: try await fetch(service)) }
             )
@@ -50,9 +60,25 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
         return current.withLock { $0 }
     }
 
-    /// Returns once the first snapshot is in (or following failed).
-    func loaded() async {
-        await firstFetch.wait()
+    /// Returns once the first snapshot is in. Throws the error that kept it from coming in
+    /// (see ``error``), `unavailable` if it is not in within `timeout`, or `CancellationError`.
+    func loaded(timeout: Duration?) async throws {
+        if let timeout {
+            let inTime = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { try await self.firstFetch.wait(); return true }
+                group.addTask { try await Task.sleep(for: timeout); return false }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            guard inTime else {
+                throw PrefsError(.unavailable, "Not loaded within \(timeout)" + (error.map { ": \($0.message)" } ?? "."))
+            }
+        } else {
+            try await firstFetch.wait()
+        }
+        guard hasLoaded.withLock({ $0 }) else {
+            throw error ?? PrefsError(.unavailable, "Following stopped before the first snapshot came in.")
+        }
     }
 
     /// Why following is interrupted, while it is.
@@ -74,24 +100,43 @@ final class SnapshotFollower<Snapshot: Sendable & Equatable>: Observable, Sendab
 
 /// A one-way gate: `wait()` returns once `open()` has been called.
 final class Latch: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private struct State {
+        var isOpen = false
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
 
     func open() {
         let waiters = state.withLock { state in
             state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return state.waiters.values
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    func wait() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let isOpen = state.withLock { state in
-                if !state.isOpen { state.waiters.append(waiter) }
-                return state.isOpen
+    /// Returns once the gate is open; throws `CancellationError` if the task is cancelled first.
+    func wait() async throws {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+                // Under the lock: either the cancellation handler has run (the flag is set) and
+                // will not see this waiter, or it runs later and finds it.
+                let ready: Result<Void, any Error>? = state.withLock { state in
+                    if state.isOpen { return .success(()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters[id] = waiter
+                    return nil
+                }
+                if let ready { waiter.resume(with: ready) }
             }
-            if isOpen { waiter.resume() }
+        } onCancel: {
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
         }
     }
 }

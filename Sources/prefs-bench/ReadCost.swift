@@ -24,7 +24,7 @@ enum ReadCost {
         try await store.set(\.benchFontSize, 16, scope: "/accounts/alice")
         return try await withPrefs(store, scope: "/accounts/alice/threads/1") {
             let wrapper = PreferenceObserving(\.benchFontSize)
-            let context = PrefsContext.required
+            let context = try PrefsContext.required
             precondition(wrapper.wrappedValue == 16 && context[\.benchFontSize] == 16)
             let scope: ScopePath = "/accounts/alice/threads/1"  // as an app holds it: parsed once
             let resolve = median(batches, batch) { _ = store.resolveNow("bench.fontSize", scope: scope) }

@@ -26,9 +26,10 @@ extension DraftsCommand {
             do {
                 let progress = TransferProgress("attach", total: upload.size, json: global.json)
                 defer { progress?.finish() }
+                let bytes = upload.bytes(reporting: progress.map { progress in { @Sendable count in progress.advance(by: count) } })
                 result = try await client.addAttachment(
                     to: draft, AttachmentUpload(filename: (file as NSString).lastPathComponent, kind: kind, altText: alt),
-                    ifRevision: revision.ifRevision, bytes: upload.bytes(reporting: progress), length: upload.size)
+                    ifRevision: revision.ifRevision, bytes: bytes, length: upload.size)
             }
             if global.json { return Output.json(result) }
             print(result.attachment.id.uuidString)

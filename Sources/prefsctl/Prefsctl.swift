@@ -106,7 +106,7 @@ struct GlobalOptions: ParsableArguments {
         option ?? DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid()).socket
     }
 
-    /// A client for the daemon, over the lean one-connection-per-request transport.
+    /// A client for the daemon, over the lean transport (plain POSIX calls, no networking library).
     func client() -> PrefsClient {
         PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
     }

@@ -85,7 +85,7 @@ final class Daemon {
         await process.stop(signal: SIGKILL)
     }
 
-    /// A client over AsyncHTTPClient, as an application would use.
+    /// A client as an application makes one: `PrefsClient(socketPath:)`.
     var client: PrefsClient { PrefsClient(socketPath: socketPath) }
 
     /// Sends one raw request (for bad-input tests) and returns the status and decoded error code.

@@ -226,9 +226,9 @@ import Testing
 
         let socket = PrefsClient(transport: UnixSocketTransport(socketPath: daemon.socketPath))
         let uploads: [(String, PrefsClient, Int64?)] = [
-            ("AsyncHTTPClient, length known", daemon.client, 8 * 1024 * 1024),
-            ("AsyncHTTPClient, chunked", daemon.client, nil),
-            ("Unix socket, chunked", socket, nil),
+            ("kept-alive connection, length known", daemon.client, 8 * 1024 * 1024),
+            ("kept-alive connection, chunked", daemon.client, nil),
+            ("new connection, chunked", socket, nil),
         ]
         for (way, client, length) in uploads {
             await #expect(throws: PrefsError.self, "\(way)") {

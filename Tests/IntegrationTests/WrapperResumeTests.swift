@@ -16,7 +16,7 @@ import Testing
         try await withPrefs(client, scope: "/accounts/alice") {
             nonisolated(unsafe) let model = TimelineModel()
             let observed = DraftObserving(draft.id)
-            await observed.projectedValue.loaded()
+            try await observed.projectedValue.loaded()
             let modes = ChangeCounter { _ = model.mode }
 
             if crash { await daemon.kill() } else { #expect(await daemon.stop() == 0) }

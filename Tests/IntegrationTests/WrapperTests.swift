@@ -81,8 +81,8 @@ func next<T: Sendable>(_ stream: AsyncStream<T>, where matches: (T) -> Bool) asy
 enum Backend: String, CaseIterable, Sendable {
     case embedded, daemon
 
-    /// Runs `body` with a fresh service of this kind.
-    func run(_ body: (any PrefsService) async throws -> Void) async throws {
+    /// Runs `body` with a fresh service of this kind, in the caller's isolation.
+    func run(isolation: isolated (any Actor)? = #isolation, _ body: (any PrefsService) async throws -> Void) async throws {
         switch self {
         case .embedded:
             try await withStore(EmbeddedStore.temporary()) { store in try await body(store) }
@@ -170,29 +170,29 @@ enum Backend: String, CaseIterable, Sendable {
         try await backend.run { service in
             try await service.set(\.statusMode, .expanded, scope: "/accounts/alice")
             try await withPrefs(service, scope: "/accounts/alice") {
-                #expect(PrefsContext.required[\.statusMode] == .expanded)
+                #expect(try PrefsContext.required[\.statusMode] == .expanded)
                 try await withPrefs(\.statusMode, .collapsed) {
-                    #expect(PrefsContext.required[\.statusMode] == .collapsed)
-                    #expect(PrefsContext.required.value(of: TypedKey(\.statusMode)).source == .local)
+                    #expect(try PrefsContext.required[\.statusMode] == .collapsed)
+                    #expect(try PrefsContext.required.value(of: TypedKey(\.statusMode)).source == .local)
                     nonisolated(unsafe) let model = TimelineModel()
                     let counter = ChangeCounter { _ = model.mode }
                     #expect(model.mode == .collapsed && model.$mode.source == .local)
-                    try await withPrefs(scope: "threads/1") {  // a narrower scope keeps it
-                        #expect(PrefsContext.required[\.statusMode] == .collapsed)
+                    let narrowed = try await withPrefs(scope: "threads/1") {  // a narrower scope keeps it
+                        try PrefsContext.required[\.statusMode]
                     }
+                    #expect(narrowed == .collapsed)
                     try await service.set(\.statusMode, .collapsed, scope: "/accounts/alice")
                     try await service.set(\.statusMode, .expanded, scope: "/accounts/alice")
                     try await Task.sleep(for: .milliseconds(100))
                     #expect(model.mode == .collapsed && counter.changes == 0)
                 }
                 // The scope's own value, once the (asynchronous, over a daemon) watch has it.
-                for _ in 0..<500 where PrefsContext.required[\.statusMode] != .expanded {
+                for _ in 0..<500 where try PrefsContext.required[\.statusMode] != .expanded {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                #expect(PrefsContext.required[\.statusMode] == .expanded)
+                #expect(try PrefsContext.required[\.statusMode] == .expanded)
             }
         }
-        await #expect(throws: PrefsError.self) { try await withPrefs(\.statusMode, .collapsed) {} }
     }
 
     @Test func scopeOrLocalReadsTheRunningContextUnlessGivenItsOwnValue() async throws {
@@ -231,7 +231,7 @@ enum Backend: String, CaseIterable, Sendable {
             let other = try await service.createDraft(DraftInput(account: "alice", text: "other", thread: "t"))
             try await withPrefs(service) {
                 let observed = DraftObserving(draft.id)
-                await observed.projectedValue.loaded()
+                try await observed.projectedValue.loaded()
                 #expect(observed.wrappedValue?.draft.text == "hello world")
                 #expect(observed.wrappedValue?.validation.valid == true)
                 let counter = ChangeCounter { _ = observed.wrappedValue }
@@ -269,7 +269,7 @@ enum Backend: String, CaseIterable, Sendable {
             _ = try await service.createDraft(DraftInput(account: "alice", text: "two", thread: "t"))
             try await withPrefs(service) {
                 let thread = ThreadObserving("t")
-                await thread.projectedValue.loaded()
+                try await thread.projectedValue.loaded()
                 #expect(thread.wrappedValue.map(\.draft.text) == ["one", "two"])
                 let counter = ChangeCounter { _ = thread.wrappedValue }
                 let updates = thread.projectedValue.updates
@@ -296,20 +296,17 @@ enum Backend: String, CaseIterable, Sendable {
             try await store.set(\.fontSize, 16, scope: "/accounts/alice/threads/42")
             try await withPrefs(store, scope: "/accounts") {
                 #expect(PrefsContext.current?.scope == "/accounts")
-                #expect(PrefsContext.required[\.fontSize] == 12)
+                #expect(try PrefsContext.required[\.fontSize] == 12)
                 try await withPrefs(scope: "alice/threads/42") {
                     #expect(PrefsContext.current?.scope == "/accounts/alice/threads/42")
-                    let (value, source) = PrefsContext.required.value(of: TypedKey(\.fontSize))
+                    let (value, source) = try PrefsContext.required.value(of: TypedKey(\.fontSize))
                     #expect(value == 16 && source == .scope("/accounts/alice/threads/42"))
                 }
-                try await withPrefs(scope: "/accounts/bob") {
-                    #expect(PrefsContext.required[\.fontSize] == 12)
-                    #expect(PrefsContext.required.value(of: TypedKey(\.fontSize)).source == .scope("/accounts"))
-                }
+                let bob = try await withPrefs(scope: "/accounts/bob") { try PrefsContext.required.value(of: TypedKey(\.fontSize)) }
+                #expect(bob.value == 12 && bob.source == .scope("/accounts"))
                 await #expect(throws: PrefsError.self) { try await withPrefs(scope: "/elsewhere") {} }
                 #expect(PrefsContext.current?.scope == "/accounts")
             }
-            #expect(PrefsContext.current == nil)
             let typed = try await store.resolve(\.fontSize, scope: "/accounts/bob")
             #expect(typed.value == 12 && typed.source == .scope("/accounts"))
             #expect(try await store.schemas().isEmpty)

@@ -1,21 +1,22 @@
 import Foundation
-import PrefsKit
 
 /// A file sent as an upload's body: read in 256 KiB pieces as the upload asks for them, never
-/// held whole. Its size, taken first, is sent as the body's length; a file that gets shorter
-/// meanwhile ends the upload (nothing is kept), one that grows is sent as it was.
-actor FileUpload {
+/// held whole. Its size, taken first, can be sent as the body's length; a file that gets shorter
+/// meanwhile ends the upload (nothing is kept), one that grows is sent as it was. What
+/// ``DraftsService/addAttachment(to:_:contentsOf:ifRevision:)`` and `prefsctl drafts attach` send.
+public actor FileUpload {
     /// How much is read at a time.
     static let pieceSize = 256 * 1024
 
-    nonisolated let path: String
+    /// The file.
+    public nonisolated let path: String
     /// The file's size when the upload began.
-    nonisolated let size: Int64
+    public nonisolated let size: Int64
     private let handle: FileHandle
     private var remaining: Int64
 
     /// Opens `path`; `not_found` if it is not a file that can be read.
-    init(path: String) throws {
+    public init(path: String) throws {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard let attributes, attributes[.type] as? FileAttributeType != .typeDirectory,
             let size = (attributes[.size] as? NSNumber)?.int64Value, let handle = FileHandle(forReadingAtPath: path)
@@ -28,12 +29,13 @@ actor FileUpload {
         remaining = size
     }
 
-    /// The file's bytes, piece by piece, each counted on `progress` as it is read.
-    nonisolated func bytes(reporting progress: TransferProgress?) -> AsyncThrowingStream<Data, any Error> {
+    /// The file's bytes, piece by piece, each piece's size given to `progress` as it is read.
+    /// Read them once.
+    public nonisolated func bytes(reporting progress: (@Sendable (Int) -> Void)? = nil) -> AsyncThrowingStream<Data, any Error> {
         AsyncThrowingStream { try await self.nextPiece(reporting: progress) }
     }
 
-    private func nextPiece(reporting progress: TransferProgress?) throws -> Data? {
+    private func nextPiece(reporting progress: (@Sendable (Int) -> Void)?) throws -> Data? {
         guard remaining > 0 else { return nil }
         let piece: Data?
         do {
@@ -45,7 +47,7 @@ actor FileUpload {
             throw PrefsError(.conflict, "\(path) got shorter while it was being sent; nothing was kept.")
         }
         remaining -= Int64(piece.count)
-        progress?.advance(by: piece.count)
+        progress?(piece.count)
         return piece
     }
 }

@@ -1,0 +1,9 @@
+@_exported import PrefsClientCore
+
+extension PrefsClient {
+    /// A client of the daemon listening on `socketPath`, over keep-alive connections
+    /// (``PrefsClientCore/UnixSocketTransport``): what an application uses all day.
+    public convenience init(socketPath: String) {
+        self.init(transport: UnixSocketTransport(socketPath: socketPath))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// The service of ``PrefsContext/missing``: there is none, so every call throws the error that
+/// says how to give the code a context. It lets a wrapper created outside every context report
+/// that error (`$property.error`, and from its setters) instead of stopping the program.
+struct MissingContextService: PrefsService {
+    let error: PrefsError
+
+    func status() async throws -> ServiceStatus { throw error }
+    func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference { throw error }
+    func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] { throw error }
+    func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult { throw error }
+    func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult { throw error }
+    func apply(_ batch: PreferenceBatch) async throws -> WriteResult { throw error }
+    func lock(_ key: String, scope: ScopePath) async throws -> WriteResult { throw error }
+    func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult { throw error }
+    func schemas() async throws -> [String: PreferenceSchema] { throw error }
+    func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult { throw error }
+    func dump(scope: ScopePath) async throws -> PrefsDump { throw error }
+    func load(_ dump: PrefsDump) async throws -> WriteResult { throw error }
+
+    func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
+        AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+
+    func drafts(account: String?, thread: String?) async throws -> [Draft] { throw error }
+    func draft(_ id: UUID) async throws -> Draft { throw error }
+    func createDraft(_ input: DraftInput) async throws -> Draft { throw error }
+    func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) async throws -> Draft { throw error }
+    func deleteDraft(_ id: UUID, ifRevision: Int64?) async throws -> WriteResult { throw error }
+    func validation(of id: UUID) async throws -> DraftValidation { throw error }
+    func thread(_ id: String) async throws -> [Draft] { throw error }
+
+    func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
+    ) async throws -> AttachmentResult {
+        throw error
+    }
+
+    func updateAttachment(_ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?)
+        async throws -> AttachmentResult
+    {
+        throw error
+    }
+
+    func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?) async throws -> Draft { throw error }
+    func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload { throw error }
+}
