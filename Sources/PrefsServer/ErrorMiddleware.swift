@@ -1,13 +1,16 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import PrefsKit
 
-/// Renders every error as DESIGN.md's `{"error": {"code", "message"}}` with a fitting status.
+/// Renders every error as the API's `{"error": {"code", "message"}}` with a fitting status.
 ///
 /// ``PrefsError``s keep their code; Hummingbird's own errors (unknown route, body too large,
-/// bad request line) get the matching code; anything else is a 500 `internal` and is logged —
-/// it means a bug, never bad input.
+/// bad request line) get the matching code, and so does a body NIO cannot parse (a bad chunk
+/// size, a body cut short: `invalid_request`, and ``HTTP1ConnectionHandler`` closes the
+/// connection after the answer); anything else is a 500 `internal` and is logged — it means a
+/// bug, never bad input.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -38,6 +41,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default:
                 return PrefsError(PrefsError.Code(httpStatus: error.status.code), error.body ?? error.status.reasonPhrase)
             }
+        case let error as HTTPParserError:
+            return error.refusal
         case let error as DecodingError:
             return PrefsError(.invalidRequest, "The request body does not have the expected shape: \(error.readableReason)")
         default:
