@@ -89,19 +89,13 @@ enum JSONCoding {
     static func encoded(_ value: some Encodable) -> Data {
         (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
-    private static let decoder = WireJSON.decoder()
-
-    /// Decodes a request body, turning any failure into a clear `invalid_json`/`invalid_request`.
+    /// Decodes a request body, every number exactly (``WireJSON/decode(_:from:)``): text that is
+    /// not JSON is `invalid_json`, a number that cannot be kept exactly `invalid_value`, JSON of
+    /// another shape `invalid_request`.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, what: String) throws -> T {
-        let data = Data(buffer.readableBytesView)
         do {
-            return try decoder.decode(type, from: data)
-        } catch let error as PrefsError {
-            throw error
+            return try WireJSON.decode(type, from: buffer.readableBytesView)
         } catch let error as DecodingError {
-            if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil {
-                throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
-            }
             throw PrefsError(.invalidRequest, "The body is not \(what): \(error.readableReason)")
         }
     }
