@@ -8,6 +8,10 @@
 # its refusals answer). Afterwards the daemon must still answer, stop on SIGTERM with status 0,
 # and its database must pass PRAGMA integrity_check.
 #
+# A third pass sends a corpus of raw requests schemathesis cannot send, since it frames every body
+# itself (Scripts/framing-corpus.py: malformed chunked bodies, Content-Length conflicts, bodies cut
+# short, Connection lists, HTTP/1.0, numbers beyond 64 bits…); none may answer 5xx.
+#
 # Prints the requests sent, every 5xx with its exact request, and a summary; exits 1 on any 5xx,
 # a daemon that died or did not stop cleanly, or a bad integrity check. Conformance findings of
 # schemathesis' other checks (status codes, schemas, headers) are listed but do not fail the run.
@@ -144,8 +148,11 @@ echo "fuzz.sh: pass 2, the watch alone, 1 s per request (at most ${watch_time}s)
     --report har,junit --report-dir "$scratch/report-watch" \
     >"$scratch/schemathesis-watch.log" 2>&1
 st_watch=$?
+echo "fuzz.sh: pass 3, the raw framing corpus (Scripts/framing-corpus.py)"
+framing=$(python3 "$repo/Scripts/framing-corpus.py" --socket "$sock" 2>"$scratch/framing.log")
 set -e
 cd "$repo"
+read -r framing_requests framing_5xx <<<"${framing:-? ?}"
 
 # --- is the daemon still there, does it answer, does it stop cleanly?
 alive=yes; answers=yes
@@ -213,6 +220,7 @@ printf '%-32s %s\n' "requests sent" "$requests" \
     "answers by status" "${statuses:-none}" \
     "no answer (timeouts, resets)" "$nerrors" \
     "5xx answers" "$n5xx" \
+    "raw framing corpus, 5xx" "$framing_5xx of $framing_requests" \
     "daemon alive after the run" "$alive" \
     "daemon answering after the run" "$answers" \
     "exit status on SIGTERM" "$exit_status" \
@@ -220,6 +228,7 @@ printf '%-32s %s\n' "requests sent" "$requests" \
 
 fail=0
 [ "$n5xx" = 0 ] || fail=1
+[ "$framing_5xx" = 0 ] || { fail=1; cat "$scratch/framing.log"; }
 [ "$alive" = yes ] && [ "$answers" = yes ] && [ "$exit_status" = 0 ] || fail=1
 [ "$integrity" = ok ] || fail=1
 if [ "$fail" = 0 ]; then echo "fuzz.sh: passed"; else echo "fuzz.sh: FAILED"; fi

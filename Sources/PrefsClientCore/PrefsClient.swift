@@ -138,8 +138,8 @@ public final class PrefsClient: PrefsService {
 
     // MARK: - Requests
 
-    /// The API's coders (``WireJSON``).
-    static let decoder = WireJSON.decoder()
+    /// The API's encoder (``WireJSON``); answers are decoded with ``WireJSON/decode(_:from:)``,
+    /// every number exactly.
     static let encoder = WireJSON.encoder()
 
     /// Sends one request and decodes its answer, or throws the error it carries.
@@ -157,7 +157,7 @@ public final class PrefsClient: PrefsService {
             throw error(status: response.status, body: response.body)
         }
         do {
-            return try decoder.decode(Answer.self, from: response.body)
+            return try WireJSON.decode(Answer.self, from: response.body)
         } catch {
             throw PrefsError(.internal, "prefsd's answer to \(spec.method) \(spec.target) could not be read: \(error)")
         }
@@ -217,7 +217,7 @@ public final class PrefsClient: PrefsService {
     }
 
     static func error(status: Int, body: Data) -> PrefsError {
-        if let decoded = try? decoder.decode(ErrorBody.self, from: body) {
+        if let decoded = try? WireJSON.decode(ErrorBody.self, from: body) {
             return decoded.prefsError(httpStatus: status)
         }
         return PrefsError(PrefsError.Code(httpStatus: status), "prefsd answered HTTP \(status).")
@@ -226,9 +226,9 @@ public final class PrefsClient: PrefsService {
     private static func changeEvent(from message: ServerSentEventParser.Event) throws -> ChangeEvent {
         let data = Data(message.data.utf8)
         if message.event == "error" {
-            let body = try decoder.decode(ErrorBody.self, from: data)
+            let body = try WireJSON.decode(ErrorBody.self, from: data)
             throw body.prefsError(httpStatus: 500)
         }
-        return try decoder.decode(ChangeEvent.self, from: data)
+        return try WireJSON.decode(ChangeEvent.self, from: data)
     }
 }

@@ -2,47 +2,39 @@ import Foundation
 
 /// Any JSON value: what a preference holds.
 ///
-/// Integers and other numbers are kept apart so that `1` round-trips as `1`, not `1.0`.
+/// Every number is kept exactly as written: integers apart from other numbers, so that `1`
+/// round-trips as `1`, not `1.0`; and a number neither an `Int64` nor a `Double` holds exactly
+/// (`12345678901234567890`, `0.10000000000000000001`) as a `Decimal`. A number none of them holds
+/// exactly is refused, never rounded (``init(parsing:)-(DataProtocol)``).
 /// ``canonicalText`` is the one encoding the store writes (object keys sorted), so two equal
 /// values always have the same bytes.
 public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// A number its `Double` holds exactly (as the `Double`'s shortest text shows it).
     case number(Double)
+    /// A number neither `Int64` nor `Double` holds exactly, or a whole number beyond `Int64`:
+    /// up to 38 significant digits.
+    case decimal(Decimal)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
 
-    /// Parses JSON text. Throws ``PrefsError`` `invalid_json` with the parser's reason.
+    /// Parses JSON text, keeping every number exactly. Throws ``PrefsError`` `invalid_json` with
+    /// the reason and where, or `invalid_value` for a number it cannot keep exactly.
     public init(parsing data: some DataProtocol) throws {
         let data = Data(data)
-        if let scalar = data.withUnsafeBytes({ Self.simpleScalar($0.bindMemory(to: UInt8.self)) }) {
-            self = scalar
-            return
+        self = try data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            return try Self.simpleScalar(bytes) ?? JSONParser.parse(bytes)
         }
-        self = try Self.decoded(data)
     }
 
     /// Parses JSON text from a string.
     public init(parsing text: String) throws {
         var text = text
-        if let scalar = text.withUTF8(Self.simpleScalar) {
-            self = scalar
-            return
-        }
-        self = try Self.decoded(Data(text.utf8))
-    }
-
-    /// What the full parser reads in `data`, for the texts ``simpleScalar(_:)`` leaves to it.
-    private static func decoded(_ data: Data) throws -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch let error as DecodingError {
-            throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
-        } catch {
-            throw PrefsError(.invalidJSON, "The body is not valid JSON.")
-        }
+        self = try text.withUTF8 { bytes in try Self.simpleScalar(bytes) ?? JSONParser.parse(bytes) }
     }
 
     /// The value as compact JSON with object keys sorted: the form the store keeps.
@@ -61,6 +53,7 @@ public enum JSONValue: Sendable {
     public var isFinite: Bool {
         switch self {
         case .number(let number): number.isFinite
+        case .decimal(let number): !number.isNaN
         case .array(let elements): elements.allSatisfy(\.isFinite)
         case .object(let members): members.values.allSatisfy(\.isFinite)
         default: true
@@ -74,6 +67,7 @@ public enum JSONValue: Sendable {
         case .bool: "boolean"
         case .integer: "integer"
         case .number: "number"
+        case .decimal(let number): number.isWhole ? "integer" : "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"
@@ -96,6 +90,9 @@ extension JSONValue: Hashable {
         case (.integer(let a), .integer(let b)): a == b
         case (.number(let a), .number(let b)): a == b
         case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Double(a) == b && Int64(exactly: b) == a
+        case (.decimal(let a), .decimal(let b)): a == b
+        case (.decimal(let a), .integer(let b)), (.integer(let b), .decimal(let a)): a == Decimal(b)
+        case (.decimal(let a), .number(let b)), (.number(let b), .decimal(let a)): DecimalDigits(a) == DecimalDigits(b)
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)): a == b
@@ -107,9 +104,11 @@ extension JSONValue: Hashable {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let value): hasher.combine(value)
-        // Integral numbers hash like the integer they equal.
+        // Numbers hash like the nearest Double (correctly rounded), so that equal ones of any
+        // case hash alike.
         case .integer(let value): hasher.combine(Double(value))
         case .number(let value): hasher.combine(value)
+        case .decimal(let value): hasher.combine(Double(value.description) ?? 0)
         case .string(let value): hasher.combine(value)
         case .array(let value): hasher.combine(value)
         case .object(let value): hasher.combine(value)
@@ -118,6 +117,10 @@ extension JSONValue: Hashable {
 }
 
 extension JSONValue: Codable {
+    /// Decodes a value through a generic decoder. ``WireJSON/decode(_:from:)`` reads every number
+    /// exactly; a `JSONDecoder` has read each into a `Double` and a `Decimal` before this sees
+    /// it: a number is then taken as the one that agrees with the other, which is exact for any
+    /// number prefsd writes, but not for one of more digits than a `Decimal` holds.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -126,8 +129,8 @@ extension JSONValue: Codable {
             self = .bool(value)
         } else if let value = try? container.decode(Int64.self) {
             self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+        } else if let value = Self.decodedNumber(container) {
+            self = value
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
@@ -137,6 +140,17 @@ extension JSONValue: Codable {
         }
     }
 
+    /// A number as a `JSONDecoder` reads it: the value of its `Decimal` (or, beyond what a
+    /// `Decimal` holds, of its `Double`), in the form the parser gives it.
+    private static func decodedNumber(_ container: any SingleValueDecodingContainer) -> JSONValue? {
+        let double = try? container.decode(Double.self)
+        let decimal = try? container.decode(Decimal.self)
+        guard let value = decimal.flatMap(DecimalDigits.init) ?? double.flatMap({ $0.isFinite ? DecimalDigits($0) : nil }) else {
+            return nil
+        }
+        return exactNumber(value, double: double)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -144,6 +158,7 @@ extension JSONValue: Codable {
         case .bool(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
+        case .decimal(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -201,6 +216,8 @@ extension JSONValue {
         case .number(let value):
             // Encoding a finite Double cannot fail; JSON has no form for the others.
             text += (try? JSONValue.canonicalEncoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        // What JSONEncoder writes for a Decimal.
+        case .decimal(let value): text += value.description
         case .string(let value): Self.writeString(value, into: &text)
         case .array(let elements):
             text += "["

@@ -13,7 +13,8 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
     public var key: String
     /// The scope; `/` when absent.
     public var scope: ScopePath
-    /// The value, for `set`.
+    /// The value, for `set`. A `"value": null` decodes as ``JSONValue/null``, which a `set`
+    /// refuses as `PUT` refuses it (`invalid_value`); nil means the operation has no `value`.
     public var value: JSONValue?
     /// For `reset`: also remove the values of every scope below.
     public var recursive: Bool?
@@ -47,7 +48,12 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
         op = try container.decode(Kind.self, forKey: .op)
         key = try container.decode(String.self, forKey: .key)
         scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
-        value = try container.decodeIfPresent(JSONValue.self, forKey: .value)
+        // Not `decodeIfPresent`, which reads `null` as absent.
+        if container.contains(.value) {
+            value = try container.decode(JSONValue.self, forKey: .value)
+        } else {
+            value = nil
+        }
         recursive = try container.decodeIfPresent(Bool.self, forKey: .recursive)
     }
 }
@@ -71,13 +77,15 @@ public struct PreferenceBatch: Codable, Sendable, Hashable {
     }
 }
 
-/// What a write answers: the revision it committed at (for a batch, one per operation).
+/// What a write answers: the revision it committed at (for a batch, one per operation). A write
+/// that changes nothing — the value already stored, a lock already there, nothing to remove —
+/// makes no revision and answers the current one.
 public struct WriteResult: Codable, Sendable, Hashable {
     /// The revision of the (last) change; the store's current revision when nothing changed.
     public var revision: Revision
     /// For a batch: each operation's own revision, in order.
     public var revisions: [Revision]?
-    /// For a reset: how many stored values it removed.
+    /// For a reset: how many stored values it removed; for an unlock: how many locks (0 or 1).
     public var removed: Int?
 
     public init(revision: Revision, revisions: [Revision]? = nil, removed: Int? = nil) {

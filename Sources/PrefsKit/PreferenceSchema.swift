@@ -99,12 +99,10 @@ public struct PreferenceSchema: Sendable, Hashable {
             return
         case (.bool, .bool):
             return
-        case (.int, .integer(let number)):
-            try checkRange(Double(number), refuse)
-        case (.double, .integer(let number)):
-            try checkRange(Double(number), refuse)
-        case (.double, .number(let number)):
-            try checkRange(number, refuse)
+        case (.int, .integer), (.double, .integer), (.double, .number), (.double, .decimal):
+            try checkRange(value, refuse)
+        case (.int, .decimal(let number)) where number.isWhole:
+            try checkRange(value, refuse)
         case (.string, .string(let text)):
             if let maxLength, text.count > maxLength {
                 throw refuse("takes at most \(maxLength) characters, not \(text.count)")
@@ -125,9 +123,12 @@ public struct PreferenceSchema: Sendable, Hashable {
         }
     }
 
-    private func checkRange(_ number: Double, _ refuse: (String) -> PrefsError) throws {
-        if let minimum, number < minimum { throw refuse("must be at least \(minimum.compactText)") }
-        if let maximum, number > maximum { throw refuse("must be at most \(maximum.compactText)") }
+    /// Refuses a number below `minimum` or above `maximum`, compared exactly: as decimal values,
+    /// not rounded to a `Double`.
+    private func checkRange(_ value: JSONValue, _ refuse: (String) -> PrefsError) throws {
+        guard let number = DecimalDigits(value) else { return }
+        if let minimum, number < DecimalDigits(minimum) { throw refuse("must be at least \(minimum.compactText)") }
+        if let maximum, number > DecimalDigits(maximum) { throw refuse("must be at most \(maximum.compactText)") }
     }
 }
 

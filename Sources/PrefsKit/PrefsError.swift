@@ -88,14 +88,21 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// For `compacted`: the oldest revision the change log still holds.
     public var oldestRevision: Revision?
+    /// For a watch from a revision the store has not reached (``ahead(since:newest:)``): the
+    /// store's newest revision.
+    public var newestRevision: Revision?
     /// For `stale_revision`: the draft as it is now, to rebase the change on.
     public var currentDraft: Draft?
 
     /// Makes an error with a code and a message.
-    public init(_ code: Code, _ message: String, oldestRevision: Revision? = nil, currentDraft: Draft? = nil) {
+    public init(
+        _ code: Code, _ message: String, oldestRevision: Revision? = nil, newestRevision: Revision? = nil,
+        currentDraft: Draft? = nil
+    ) {
         self.code = code
         self.message = message
         self.oldestRevision = oldestRevision
+        self.newestRevision = newestRevision
         self.currentDraft = currentDraft
     }
 
@@ -109,6 +116,17 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "Read the current values and watch from their revision.",
             oldestRevision: oldest)
     }
+
+    /// The error for resuming a watch from a revision the store has not reached: one from another
+    /// database (or from this one before it was restored from an older copy), whose changes
+    /// would never come.
+    public static func ahead(since: Revision, newest: Revision) -> PrefsError {
+        PrefsError(
+            .invalidRequest,
+            "Revision \(since) is ahead of the store, whose newest revision is \(newest); it comes from another "
+                + "database. Read the current values and watch from their revision, or watch without since.",
+            newestRevision: newest)
+    }
 }
 
 /// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a
@@ -119,6 +137,7 @@ public struct ErrorBody: Codable, Sendable {
         public var code: String
         public var message: String
         public var oldestRevision: Revision?
+        public var newestRevision: Revision?
     }
 
     public var error: Detail
@@ -126,7 +145,9 @@ public struct ErrorBody: Codable, Sendable {
 
     /// Wraps an error for the wire.
     public init(_ error: PrefsError) {
-        self.error = Detail(code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision)
+        self.error = Detail(
+            code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision,
+            newestRevision: error.newestRevision)
         self.current = error.currentDraft
     }
 
@@ -136,6 +157,7 @@ public struct ErrorBody: Codable, Sendable {
             PrefsError.Code(rawValue: error.code) ?? PrefsError.Code(httpStatus: httpStatus),
             error.message,
             oldestRevision: error.oldestRevision,
+            newestRevision: error.newestRevision,
             currentDraft: current
         )
     }

@@ -15,11 +15,14 @@ public protocol PrefsService: DraftsService {
     /// starting with `prefix`, sorted by key.
     func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference]
 
-    /// Sets `key` to `value` at `scope`.
+    /// Sets `key` to `value` at `scope`. When the value is already stored there, nothing changes
+    /// (no revision, no change event) and the answer carries the current revision.
     @discardableResult
     func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult
 
-    /// Removes `key`'s value at `scope`, and with `recursive` at every scope below it too.
+    /// Removes `key`'s value at `scope`, and with `recursive` at every scope below it too. The
+    /// answer's `removed` counts the values removed; with none, nothing changes and the answer
+    /// carries the current revision.
     @discardableResult
     func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult
 
@@ -28,11 +31,13 @@ public protocol PrefsService: DraftsService {
     func apply(_ batch: PreferenceBatch) async throws -> WriteResult
 
     /// Locks `key` at `scope`: it resolves to the lock scope's value there and everywhere below,
-    /// and cannot be changed below it.
+    /// and cannot be changed below it. Locking where a lock already is changes nothing, and the
+    /// answer carries the current revision.
     @discardableResult
     func lock(_ key: String, scope: ScopePath) async throws -> WriteResult
 
-    /// Removes the lock on `key` at `scope`; `not_found` if there is none.
+    /// Removes the lock on `key` at `scope`. The answer's `removed` is 1, or 0 when there was no
+    /// lock there: then nothing changes and the answer carries the current revision.
     @discardableResult
     func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult
 

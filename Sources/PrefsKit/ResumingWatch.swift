@@ -6,9 +6,10 @@
 /// - after the service went away (a `shutdown` event, a daemon that cannot be reached), it
 ///   retries from the last revision it saw, pausing 0.1 s, then twice as long each time up to
 ///   5 s — so it picks up again, missing nothing, once a restarted daemon answers;
-/// - if the change log no longer reaches back to that revision (`compacted`), it calls
-///   `resynchronize` to load the whole state again, and follows from the revision that returns
-///   — as it does first of all when `revision` is nil.
+/// - if the change log no longer reaches back to that revision (`compacted`), or the service has
+///   not reached it (a daemon restarted on another database), it calls `resynchronize` to load
+///   the whole state again, and follows from the revision that returns — as it does first of all
+///   when `revision` is nil.
 ///
 /// `onChange` gets every change (never a notice) in order; `onInterruption` gets the reason each
 /// time following stops, and `nil` once events flow again.
@@ -50,7 +51,7 @@ func followChanges(
                     since = event.revision
                 }
             }
-        } catch let error as PrefsError where error.code == .compacted {
+        } catch let error as PrefsError where error.code == .compacted || error.newestRevision != nil {
             since = nil
         } catch is CancellationError {
             return

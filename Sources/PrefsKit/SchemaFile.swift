@@ -7,7 +7,7 @@ public enum SchemaFile {
     public static func decode(_ data: Data, source: String) throws -> [String: PreferenceSchema] {
         let schemas: [String: PreferenceSchema]
         do {
-            schemas = try JSONDecoder().decode([String: PreferenceSchema].self, from: data)
+            schemas = try WireJSON.decode([String: PreferenceSchema].self, from: data)
         } catch let error as PrefsError {
             throw PrefsError(error.code, "\(source): \(error.message)")
         } catch let error as DecodingError {

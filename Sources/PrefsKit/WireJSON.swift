@@ -14,17 +14,32 @@ public enum WireJSON {
         return encoder
     }
 
-    /// A decoder for API bodies and events; takes dates with or without fractions of a second.
+    /// A `JSONDecoder` for API bodies and events; takes dates with or without fractions of a
+    /// second. It reads every number into a `Double` or `Decimal` first: ``decode(_:from:)``
+    /// keeps each exactly, and is what prefsd decodes with.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = (try? withMilliseconds.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
+            guard let date = date(from: text) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not an ISO 8601 date."))
             }
             return date
         }
         return decoder
+    }
+
+    /// Decodes `type` from API JSON, keeping every number exactly as written: a ``JSONValue`` in
+    /// it holds the number itself, and a Swift number is given only if its type holds it exactly.
+    /// Throws ``PrefsError`` `invalid_json` for text that is not JSON, `invalid_value` for a
+    /// number no type holds exactly, and a `DecodingError` for JSON of another shape.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: some DataProtocol) throws -> T {
+        try JSONValueDecoder.decode(type, from: try JSONValue(parsing: data))
+    }
+
+    /// The date an ISO 8601 text with or without fractions of a second stands for.
+    static func date(from text: String) -> Date? {
+        (try? withMilliseconds.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 
     private static let withMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

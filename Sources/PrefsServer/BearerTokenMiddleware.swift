@@ -2,7 +2,8 @@ import Hummingbird
 import PrefsKit
 
 /// Lets a request through only when it carries `Authorization: Bearer TOKEN`; any other gets
-/// 401 `unauthorized` with no detail. The comparison takes the same time however much of the
+/// 401 `unauthorized` with no detail. The scheme name is matched in any case (`bearer`, `BEARER`:
+/// RFC 9110 §11.1), the token exactly, and the comparison takes the same time however much of the
 /// token a guess gets right. Guards the loopback TCP listener (`prefsd --listen`); the Unix
 /// socket checks its peer's uid instead.
 struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -12,18 +13,24 @@ struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         let presented = request.headers[.authorization].map { Array($0.utf8) } ?? []
-        guard Self.matches(presented, prefix: Array("Bearer ".utf8), token: token) else {
+        guard Self.matches(presented, token: token) else {
             throw PrefsError(.unauthorized, "Unauthorized.")
         }
         return try await next(request, context)
     }
 
-    /// Whether `presented` is `prefix` + `token`, in time that depends only on their lengths.
-    static func matches(_ presented: [UInt8], prefix: [UInt8], token: [UInt8]) -> Bool {
-        let expected = prefix + token
-        var difference = UInt8(presented.count == expected.count ? 0 : 1)
-        for index in expected.indices {
-            difference |= expected[index] ^ (index < presented.count ? presented[index] : 0)
+    /// Whether `presented` (an `Authorization` header's value) is the scheme `Bearer`, in any
+    /// case, then one or more spaces, then `token` exactly, in time that depends only on the
+    /// lengths of the credentials and the token.
+    static func matches(_ presented: [UInt8], token: [UInt8]) -> Bool {
+        let scheme = Array("bearer".utf8)
+        guard presented.count > scheme.count, presented[scheme.count] == UInt8(ascii: " "),
+            zip(presented, scheme).allSatisfy({ byte, lower in byte | 0x20 == lower })
+        else { return false }
+        let credentials = presented.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") }
+        var difference = UInt8(credentials.count == token.count ? 0 : 1)
+        for (index, expected) in token.enumerated() {
+            difference |= expected ^ (index < credentials.count ? credentials[credentials.startIndex + index] : 0)
         }
         return difference == 0 && !token.isEmpty
     }

@@ -5,8 +5,8 @@ import PrefsKit
 /// exact JSON body the route would send; and the target of a plain write, `PUT` of the same.
 ///
 /// Only the plain form: another method or path, other query parameters, a key or scope that is
-/// not valid (so that the router words the error), a body, or a `Connection` header other than
-/// `close` gives no answer, and the request is the router's.
+/// not valid (so that the router words the error), or a body gives no answer, and the request is
+/// the router's.
 enum CachedRead {
     /// The JSON body answering a plain GET of `path`, resolved and rendered now; nil to leave the
     /// request to the router. (``ReadAnswers`` keeps these bodies until the next commit.)
@@ -15,17 +15,11 @@ enum CachedRead {
         return store.resolveNow(key, scope: scope, explain: false).compactWireJSON
     }
 
-    /// Whether a plain request's `Connection` header asks to close the connection after its
-    /// answer; nil for a header other than `close`, which the router handles.
-    static func closes(_ connection: String?) -> Bool? {
-        guard let connection else { return false }
-        return connection.lowercased() == "close" ? true : nil
-    }
-
-    /// ``plainTarget(_:)`` with ``closes(_:)``: nil unless both are plain.
-    static func plainTarget(_ path: String, connection: String?) -> (key: String, scope: ScopePath, close: Bool)? {
-        guard let close = closes(connection), let (key, scope) = plainTarget(path) else { return nil }
-        return (key, scope, close)
+    /// ``plainTarget(_:)``, and whether the request's `connection` options ask to close the
+    /// connection after its answer.
+    static func plainTarget(_ path: String, connection: ConnectionOptions) -> (key: String, scope: ScopePath, close: Bool)? {
+        guard let (key, scope) = plainTarget(path) else { return nil }
+        return (key, scope, connection.close)
     }
 
     /// The key and scope of a plain `/v1/prefs/KEY[?scope=S]` target — a valid key, a valid scope,

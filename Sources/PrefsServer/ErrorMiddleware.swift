@@ -1,13 +1,16 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import PrefsKit
 
-/// Renders every error as DESIGN.md's `{"error": {"code", "message"}}` with a fitting status.
+/// Renders every error as the API's `{"error": {"code", "message"}}` with a fitting status.
 ///
 /// ``PrefsError``s keep their code; Hummingbird's own errors (unknown route, body too large,
-/// bad request line) get the matching code; anything else is a 500 `internal` and is logged —
-/// it means a bug, never bad input.
+/// bad request line) get the matching code, and so does a body NIO cannot parse (a bad chunk
+/// size, a body cut short: `invalid_request`, and ``HTTP1ConnectionHandler`` closes the
+/// connection after the answer); anything else is a 500 `internal` and is logged — it means a
+/// bug, never bad input.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -38,6 +41,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default:
                 return PrefsError(PrefsError.Code(httpStatus: error.status.code), error.body ?? error.status.reasonPhrase)
             }
+        case let error as HTTPParserError:
+            return error.refusal
         case let error as DecodingError:
             return PrefsError(.invalidRequest, "The request body does not have the expected shape: \(error.readableReason)")
         default:
@@ -84,19 +89,13 @@ enum JSONCoding {
     static func encoded(_ value: some Encodable) -> Data {
         (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
-    private static let decoder = WireJSON.decoder()
-
-    /// Decodes a request body, turning any failure into a clear `invalid_json`/`invalid_request`.
+    /// Decodes a request body, every number exactly (``WireJSON/decode(_:from:)``): text that is
+    /// not JSON is `invalid_json`, a number that cannot be kept exactly `invalid_value`, JSON of
+    /// another shape `invalid_request`.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer, what: String) throws -> T {
-        let data = Data(buffer.readableBytesView)
         do {
-            return try decoder.decode(type, from: data)
-        } catch let error as PrefsError {
-            throw error
+            return try WireJSON.decode(type, from: buffer.readableBytesView)
         } catch let error as DecodingError {
-            if case .dataCorrupted = error, (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil {
-                throw PrefsError(.invalidJSON, "The body is not valid JSON: \(error.readableReason)")
-            }
             throw PrefsError(.invalidRequest, "The body is not \(what): \(error.readableReason)")
         }
     }

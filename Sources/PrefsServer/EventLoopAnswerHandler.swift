@@ -75,6 +75,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private enum Arrival {
         case part(HTTPRequestPart)
         case event(Any)
+        case error(any Error)
     }
 
     /// A handler answering what `answering` says the service can answer at once.
@@ -192,6 +193,19 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelInactive()
     }
 
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !writing else { return queued.append(.error(error)) }
+        // A request being read whose body breaks off (the decoder failed): the router has it and
+        // the bytes so far, and answers the error its body then throws, as for any other request.
+        if let request = held?.head {
+            held = nil
+            passOn(request, context: context)
+            if writeBody.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(writeBody))) }
+            writeBody = ByteBuffer()
+        }
+        context.fireErrorCaught(error)
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         endFeed()
     }
@@ -202,7 +216,8 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
         if answering.writes != nil, request.method == .put, passedOn == 0, let path = request.path,
             let length = request.headerFields[.contentLength].flatMap(Int.init), length <= answering.maximumWriteBytes,
             request.headerFields[.transferEncoding] == nil, request.headerFields[.expect] == nil,
-            let (key, scope, close) = CachedRead.plainTarget(path, connection: request.headerFields[.connection])
+            let (key, scope, close) = CachedRead.plainTarget(
+                path, connection: ConnectionOptions(request.headerFields[values: .connection]))
         {
             writeBody.clear()
             return .write(key: key, scope: scope, close: close)
@@ -324,6 +339,7 @@ extension EventLoopAnswerHandler {
             switch queued.removeFirst() {
             case .part(let part): channelRead(context: context, data: NIOAny(part))
             case .event(let event): userInboundEventTriggered(context: context, event: event)
+            case .error(let error): errorCaught(context: context, error: error)
             }
         }
         if readHeld, !writing {

@@ -9,7 +9,8 @@ import PrefsKit
 ///
 /// It takes only the plainest forms — `GET /v1/prefs/KEY[?scope=S] HTTP/1.1` without a body, and
 /// `PUT` of the same target with a `Content-Length` body of JSON no larger than the server takes;
-/// header lines of plain visible ASCII; no `Connection` header but `close` — and answers exactly
+/// header lines of plain visible ASCII — and, closing the connection after the answer when its
+/// `Connection` header says `close` (``ConnectionOptions``), answers exactly
 /// what ``EventLoopAnswerHandler`` would (``ReadAnswers``, ``PlainWrites``). The first request of
 /// any other shape, and everything after it, goes on to the decoder untouched: the handler steps
 /// aside for the rest of the connection, so it never has to order its answers against the
@@ -262,11 +263,11 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// A request head read from raw bytes, in the plainest form only.
 enum PlainHead: Equatable {
-    /// `GET path HTTP/1.1` with its `Connection` header, if any, and no body; `headLength` bytes long.
-    case read(headLength: Int, path: String, connection: String?)
-    /// `PUT path HTTP/1.1` with its `Connection` header, if any, and a body of `bodyLength` bytes
-    /// after the `headLength` of the head.
-    case write(headLength: Int, path: String, connection: String?, bodyLength: Int)
+    /// `GET path HTTP/1.1` with its `Connection` options, and no body; `headLength` bytes long.
+    case read(headLength: Int, path: String, connection: ConnectionOptions)
+    /// `PUT path HTTP/1.1` with its `Connection` options, and a body of `bodyLength` bytes after
+    /// the `headLength` of the head.
+    case write(headLength: Int, path: String, connection: ConnectionOptions, bodyLength: Int)
     /// No whole head yet.
     case incomplete
     /// Anything else.
@@ -297,7 +298,7 @@ enum PlainHead: Equatable {
             let target = line.dropLast(version.count)
             guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .other }
             // The header lines, up to the empty one.
-            var connection: String?
+            var connection: [String] = []
             var bodyLength: Int?
             var start = lineEnd + 2
             while true {
@@ -326,15 +327,15 @@ enum PlainHead: Equatable {
                     bodyLength = length
                 }
                 if name.equalsIgnoringCase("connection") {
-                    guard connection == nil else { return .other }
-                    connection = String(decoding: field[(colon + 1)...], as: UTF8.self).trimmingSpaces
+                    connection.append(String(decoding: field[(colon + 1)...], as: UTF8.self))
                 }
                 start = end + 2
             }
             let path = String(decoding: target, as: UTF8.self)
-            guard isWrite else { return .read(headLength: start + 2, path: path, connection: connection) }
+            let options = ConnectionOptions(connection)
+            guard isWrite else { return .read(headLength: start + 2, path: path, connection: options) }
             guard let bodyLength else { return .other }
-            return .write(headLength: start + 2, path: path, connection: connection, bodyLength: bodyLength)
+            return .write(headLength: start + 2, path: path, connection: options, bodyLength: bodyLength)
         }
     }
 

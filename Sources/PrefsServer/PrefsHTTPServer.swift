@@ -57,7 +57,11 @@ public struct PrefsHTTPServer: Sendable {
         tcpApplication = listener.map { listener in
             Application(
                 router: Self.router(service: service, limits: limits, token: listener.token, endings: endings),
-                server: .http1(configuration: .init(additionalChannelHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()])),
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [
+                            ConnectionSetupHandler(answering: nil), DisconnectHandler(endings: endings), QuiesceGraceHandler(),
+                        ])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
                 logger: logger
             )

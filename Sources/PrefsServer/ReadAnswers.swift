@@ -34,14 +34,14 @@ final class ReadAnswers: Sendable {
     /// leave the request to the router.
     func answer(to request: HTTPRequest) -> (body: String, close: Bool)? {
         guard request.method == .get, let path = request.path, !request.hasBody else { return nil }
-        return answer(toPath: path, connection: request.headerFields[.connection])
+        return answer(toPath: path, connection: ConnectionOptions(request.headerFields[values: .connection]))
     }
 
-    /// The JSON body answering a GET of `path` with that `Connection` header, and whether to
+    /// The JSON body answering a GET of `path` with those `Connection` options, and whether to
     /// close the connection after it; nil to leave the request to the router.
-    func answer(toPath path: String, connection: String?) -> (body: String, close: Bool)? {
-        guard let close = CachedRead.closes(connection), let body = body(forPath: path) else { return nil }
-        return (body, close)
+    func answer(toPath path: String, connection: ConnectionOptions) -> (body: String, close: Bool)? {
+        guard let body = body(forPath: path) else { return nil }
+        return (body, connection.close)
     }
 
     /// How many bodies the memo holds.

@@ -89,10 +89,9 @@ enum DraftRecords {
             arguments: values)
     }
 
-    /// Deletes a draft (its attachments go with it) and frees bytes nothing else uses.
+    /// Deletes a draft (its attachments go with it, not their bytes: ``freeBlobIfUnused(_:sha256:)``).
     static func delete(_ db: Database, _ draft: Draft) throws {
         try db.execute(sql: "DELETE FROM draft WHERE id = ?", arguments: [draft.id.uuidString])
-        for sha256 in Set(draft.attachments.map(\.sha256)) { try freeBlobIfUnused(db, sha256: sha256) }
     }
 
     static func insert(_ db: Database, _ attachment: Attachment) throws {
@@ -111,9 +110,9 @@ enum DraftRecords {
             arguments: [attachment.position, attachment.altText, attachment.id.uuidString])
     }
 
+    /// Deletes an attachment, not its bytes (``freeBlobIfUnused(_:sha256:)``).
     static func delete(_ db: Database, _ attachment: Attachment) throws {
         try db.execute(sql: "DELETE FROM attachment WHERE id = ?", arguments: [attachment.id.uuidString])
-        try freeBlobIfUnused(db, sha256: attachment.sha256)
     }
 
     // MARK: - Blobs
@@ -151,10 +150,17 @@ enum DraftRecords {
             db, sql: "SELECT data FROM blob_chunk WHERE sha256 = ? AND number = ?", arguments: [sha256, number])
     }
 
-    private static func freeBlobIfUnused(_ db: Database, sha256: String) throws {
+    /// Deletes a blob (its chunks go with it) if no attachment uses it.
+    static func freeBlobIfUnused(_ db: Database, sha256: String) throws {
         try db.execute(
             sql: "DELETE FROM blob WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = ?)",
             arguments: [sha256, sha256])
+    }
+
+    /// Deletes every blob no attachment uses: those a download held when the process ended.
+    static func freeUnusedBlobs(_ db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM blob WHERE NOT EXISTS (SELECT 1 FROM attachment WHERE attachment.sha256 = blob.sha256)")
     }
 
     // MARK: - Rows

@@ -72,13 +72,23 @@ extension EmbeddedStore {
         try await write { context in try context.removeAttachment(attachment, of: draft, ifRevision: ifRevision) }
     }
 
+    /// The attachment and its bytes, which the download holds until it ends (``BlobHolds``): a
+    /// download that has begun delivers them whole, even if the attachment is removed or its draft
+    /// deleted meanwhile; the bytes are freed after it if nothing else uses them.
     public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
-        let found = try await self.draft(draft).attachments.first { $0.id == attachment }
-        guard let found else {
-            throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
+        // Found and held in one request of the writer: a removal committed before it is seen, and
+        // one after it finds the hold.
+        let (found, chunkCount, hold) = try await write { [blobHolds] context in
+            guard let found = try context.existingDraft(draft).attachments.first(where: { $0.id == attachment }) else {
+                throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
+            }
+            let chunkCount = try DraftRecords.chunkCount(context.db, sha256: found.sha256) ?? 0
+            let hold = BlobHold(found.sha256, in: blobHolds) { [weak self] sha256 in
+                _ = try? await self?.write { context in try context.freeBlobIfUnused(sha256) }
+            }
+            return (found, chunkCount, hold)
         }
-        let chunkCount = try await pool.read { db in try DraftRecords.chunkCount(db, sha256: found.sha256) } ?? 0
-        let reader = BlobReader(pool: pool, attachment: found, chunkCount: chunkCount)
+        let reader = BlobReader(pool: pool, attachment: found, chunkCount: chunkCount, hold: hold)
         return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await reader.next() })
     }
 
@@ -129,22 +139,28 @@ extension EmbeddedStore {
 }
 
 /// Reads an attachment's bytes one chunk at a time, only when the consumer asks for the next: a
-/// slow reader (a download over a socket) holds one chunk in memory, not the whole file.
+/// slow reader (a download over a socket) holds one chunk in memory, not the whole file. Its
+/// ``BlobHold`` keeps the bytes until the last chunk is read, or the reader is dropped.
 private actor BlobReader {
     private let pool: DatabasePool
     private let attachment: Attachment
     private let chunkCount: Int
+    private let hold: BlobHold
     private var number = 0
 
-    init(pool: DatabasePool, attachment: Attachment, chunkCount: Int) {
+    init(pool: DatabasePool, attachment: Attachment, chunkCount: Int, hold: BlobHold) {
         self.pool = pool
         self.attachment = attachment
         self.chunkCount = chunkCount
+        self.hold = hold
     }
 
-    /// The next chunk; nil after the last.
+    /// The next chunk; nil after the last, once the hold is released.
     func next() async throws -> Data? {
-        guard number < chunkCount else { return nil }
+        guard number < chunkCount else {
+            await hold.release()
+            return nil
+        }
         let sha256 = attachment.sha256
         let number = number
         guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: sha256, number: number) }) else {

@@ -4,7 +4,8 @@ import PrefsKit
 extension EmbeddedStore {
     /// Watches committed changes. With `since`, first replays every selected change after it
     /// from the change log, then goes live — nothing missed, nothing repeated. `since` older
-    /// than the log keeps ends the stream with `compacted`, carrying the oldest revision.
+    /// than the log keeps ends the stream with `compacted`, carrying the oldest revision; `since`
+    /// newer than the store's newest revision, with `invalid_request` naming that revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         do {
             return try openStream(request)
@@ -45,6 +46,11 @@ extension EmbeddedStore {
         for key in request.keys { try KeyName.validate(key) }
         let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
         if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
+        // `current` is the newest revision committed to the database: this store is its only
+        // writer, and applies each commit as it makes it. (A storage that several hosts share must
+        // compare with the database's newest instead, so that a host behind the others does not
+        // refuse a revision they have made.)
+        if let since = request.since, since > current { throw PrefsError.ahead(since: since, newest: current) }
         let channel = WatchChannel(
             limit: configuration.watchBufferLimit, revision: request.since ?? current, onReady: onReady)
         let subscription = try hub.subscribe(

@@ -59,8 +59,8 @@ extension EmbeddedStore {
     public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
         try KeyName.validate(key)
         return try await write { context in
-            try context.unlock(key, scope: scope)
-            return WriteResult(revision: context.revision)
+            let removed = try context.unlock(key, scope: scope)
+            return WriteResult(revision: context.revision, removed: removed)
         }
     }
 

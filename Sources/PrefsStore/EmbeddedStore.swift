@@ -26,6 +26,8 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
     let cache: PreferenceCache
     let hub: WatchHub
     let writer: GroupCommitWriter
+    /// The blobs downloads are reading.
+    let blobHolds = BlobHolds()
     private let ownership: DatabaseOwnership
     private let openedAt = ContinuousClock.now
     private let lifecycle = Mutex(Lifecycle())
@@ -70,6 +72,8 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
         // writing them now that this store owns the database.
         try? FileManager.default.removeItem(at: Self.uploadsFolder(of: path))
         pool = try StoreDatabase.open(path: path, durability: configuration.durability)
+        // Bytes a download held when the process that ran it ended.
+        try pool.write { db in try DraftRecords.freeUnusedBlobs(db) }
         let (keys, bounds) = try pool.read { db in (try PreferenceRecords.loadAll(db), try ChangeLog.bounds(db)) }
         for (key, value) in configuration.overrides {
             try KeyName.validate(key)
@@ -80,13 +84,16 @@ public final class EmbeddedStore: ImmediateResolving, EndableWatching, FeedWatch
         let retain = configuration.retainChanges
         let rules = configuration.rules
         let overrides = configuration.overrides
+        let blobHolds = blobHolds
         self.cache = cache
         self.hub = hub
         writer = GroupCommitWriter(
             pool: pool,
             hooks: .init(
                 makeContext: { db in
-                    WriteContext(db: db, cache: cache, rules: rules, overrides: overrides, time: Date().timeIntervalSince1970)
+                    WriteContext(
+                        db: db, cache: cache, rules: rules, overrides: overrides, time: Date().timeIntervalSince1970,
+                        blobHolds: blobHolds)
                 },
                 finishTransaction: { context in
                     context.oldestRevision = try ChangeLog.compact(

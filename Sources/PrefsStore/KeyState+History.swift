@@ -34,7 +34,7 @@ extension KeyState {
 extension PreferenceSchema {
     /// Decodes a schema from JSON.
     init(json: Data) throws {
-        self = try JSONDecoder().decode(PreferenceSchema.self, from: json)
+        self = try WireJSON.decode(PreferenceSchema.self, from: json)
     }
 
     /// The schema as a JSON value, as `schema` change events carry it.

@@ -32,7 +32,7 @@ enum PreferenceRecords {
         }
         let schemas = try Row.fetchCursor(db, sql: "SELECT key, definition FROM preference_schema")
         while let row = try schemas.next() {
-            let schema = try JSONDecoder().decode(PreferenceSchema.self, from: Data((row[1] as String).utf8))
+            let schema = try PreferenceSchema(json: Data((row[1] as String).utf8))
             keys[row[0] as String, default: KeyState()].schema = schema
         }
         return keys

@@ -5,6 +5,13 @@ import PrefsKit
 /// revision and records a draft event carrying the draft's account, thread, revision and
 /// validity; moves keep thread positions dense, and the siblings that move get events too.
 extension WriteContext {
+    /// Frees the bytes `sha256` if no attachment uses them and no download is reading them (the
+    /// last download to end frees them then).
+    func freeBlobIfUnused(_ sha256: String) throws {
+        guard !blobHolds.isHeld(sha256) else { return }
+        try DraftRecords.freeBlobIfUnused(db, sha256: sha256)
+    }
+
     /// The draft, or `not_found`.
     func existingDraft(_ id: UUID) throws -> Draft {
         guard let draft = try DraftRecords.fetch(db, id: id) else {
@@ -66,6 +73,7 @@ extension WriteContext {
         let draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
         try DraftRecords.delete(db, draft)
+        for sha256 in Set(draft.attachments.map(\.sha256)) { try freeBlobIfUnused(sha256) }
         if let thread = draft.thread, let position = draft.position {
             try closePlace(in: thread, at: position, leaving: id)
         }
@@ -123,7 +131,9 @@ extension WriteContext {
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
-        try DraftRecords.delete(db, draft.attachments.remove(at: index))
+        let removed = draft.attachments.remove(at: index)
+        try DraftRecords.delete(db, removed)
+        try freeBlobIfUnused(removed.sha256)
         try renumberAttachments(&draft)
         try bump(&draft)
         try recordDraft(.attachmentRemoved, draft, attachment: attachmentID)

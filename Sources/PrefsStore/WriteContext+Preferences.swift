@@ -4,12 +4,15 @@ import PrefsKit
 /// sees, then stored, logged and applied to the batch's overlay. A request that throws midway is
 /// rolled back whole by the writer.
 extension WriteContext {
-    /// Sets `key` to `value` at `scope`; locks at `permittedLocks` do not refuse it.
+    /// Sets `key` to `value` at `scope`; locks at `permittedLocks` do not refuse it. Returns the
+    /// change's revision; when `value` is already stored there (equal as JSON), nothing changes
+    /// and it returns the current revision.
     func setValue(_ key: String, to value: JSONValue, scope: ScopePath, permittedLocks: Set<ScopePath> = []) throws
         -> Revision
     {
         let state = state(of: key)
         try rules.checkSet(key: key, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
+        guard state?.values[scope]?.value != value else { return revision }
         let revision = try record(
             .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText
         ) { state, revision in
@@ -41,14 +44,14 @@ extension WriteContext {
         try PreferenceRecords.insertLock(db, key: key, scope: scope, revision: revision)
     }
 
-    /// Removes the lock on `key` at `scope`, or throws `not_found`.
-    func unlock(_ key: String, scope: ScopePath) throws {
+    /// Removes the lock on `key` at `scope`. Returns how many it removed: 0 when there is none
+    /// there, and then nothing changes.
+    func unlock(_ key: String, scope: ScopePath) throws -> Int {
         try KeyName.validate(key)
-        guard state(of: key)?.locks[scope] != nil else {
-            throw PrefsError(.notFound, "'\(key)' is not locked at \(scope.path).")
-        }
+        guard state(of: key)?.locks[scope] != nil else { return 0 }
         try record(.unlock, key: key, scope: scope) { state, _ in state.locks[scope] = nil }
         try PreferenceRecords.deleteLock(db, key: key, scope: scope)
+        return 1
     }
 
     /// Registers `schema` for `key`, refusing it if a value stored for the key breaks it.

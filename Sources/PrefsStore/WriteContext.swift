@@ -22,6 +22,8 @@ final class WriteContext {
     let overrides: [String: JSONValue]
     /// Commit time, seconds since 1970.
     let time: Double
+    /// The blobs downloads are reading, which removing their last attachment does not free.
+    let blobHolds: BlobHolds
 
     private let cache: PreferenceCache
     /// New states of the keys this batch changed (nil: nothing stored any more).
@@ -33,12 +35,16 @@ final class WriteContext {
     /// The changes made so far, in revision order.
     private(set) var changes: [CommittedChange] = []
 
-    init(db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, overrides: [String: JSONValue], time: Double) {
+    init(
+        db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, overrides: [String: JSONValue], time: Double,
+        blobHolds: BlobHolds
+    ) {
         self.db = db
         self.cache = cache
         self.rules = rules
         self.overrides = overrides
         self.time = time
+        self.blobHolds = blobHolds
         (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
     }
 

@@ -70,7 +70,7 @@ struct LoadCommand: DaemonCommand {
         let data = try readInput(file)
         let dump: PrefsDump
         do {
-            dump = try JSONDecoder().decode(PrefsDump.self, from: data)
+            dump = try WireJSON.decode(PrefsDump.self, from: data)
         } catch let error as PrefsError {
             throw PrefsError(error.code, "\(file): \(error.message)")
         } catch let error as DecodingError {

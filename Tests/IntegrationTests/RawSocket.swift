@@ -20,6 +20,9 @@ final class RawSocket: Sendable {
     init(tcpPort port: UInt16) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         Self.setReceiveTimeout(descriptor)
+        // A small receive buffer, as on the Unix socket: the daemon feels a slow reader quickly.
+        var size: Int32 = 4096
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -32,10 +35,33 @@ final class RawSocket: Sendable {
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
 
-    /// A 10 s receive timeout, so a test never hangs on a silent daemon.
-    private static func setReceiveTimeout(_ descriptor: Int32) {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    /// A receive timeout (10 s unless told), so a test never hangs on a silent daemon.
+    private static func setReceiveTimeout(_ descriptor: Int32, seconds: Int = 10) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Waits at most `seconds` for each read from now on.
+    func setReceiveTimeout(seconds: Int) {
+        Self.setReceiveTimeout(descriptor, seconds: seconds)
+    }
+
+    /// What one read gives, on a thread of its own: `.closed` when the peer has closed, `.timedOut`
+    /// when nothing came within the receive timeout.
+    func receive() async -> Received {
+        await onOwnThread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = recv(self.descriptor, &buffer, buffer.count, 0)
+            if count > 0 { return .data(Data(buffer[0..<count])) }
+            return count == 0 ? .closed : .timedOut
+        }
+    }
+
+    /// What one read gives.
+    enum Received {
+        case data(Data)
+        case closed
+        case timedOut
     }
 
     deinit { close(descriptor) }

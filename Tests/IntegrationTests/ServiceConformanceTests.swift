@@ -81,7 +81,7 @@ import Testing
             let remote = try await Self.run(daemon.client)
             #expect(embedded.results == remote.results)
             #expect(embedded.errors == remote.errors)
-            #expect(embedded.errors == [.invalidValue, .locked, .invalidValue, .notFound])
+            #expect(embedded.errors == [.invalidValue, .locked, .invalidValue])
             #expect(embedded.reads == remote.reads)
             #expect(embedded.listed == remote.listed)
             #expect(embedded.dump == remote.dump)

@@ -51,7 +51,7 @@ import Testing
         }
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.contains(#""value":"v""#))
-        for refused in [nil, "Bearer s3cret-t0ke", "Bearer s3cret-t0ken2", "bearer s3cret-t0ken", "Basic czNjcmV0"] {
+        for refused in [nil, "Bearer s3cret-t0ke", "Bearer s3cret-t0ken2", "Bearer S3CRET-T0KEN", "Basic czNjcmV0"] {
             let answer = try await Self.request(port, "/v1/prefs/secret.key", authorization: refused)
             #expect(answer.hasPrefix("HTTP/1.1 401"), "\(refused ?? "no header")")
             #expect(answer.contains(#"{"error":{"code":"unauthorized","message":"Unauthorized."}}"#))

@@ -193,9 +193,11 @@ import Testing
     @Test func aConnectionWhoseWatchEndedIsNotReusedByAPoolingClient() async throws {
         let daemon = try await Daemon(arguments: ["--watch-buffer", "8", "--durability", "normal", "--progress-interval", "0.02"])
         let client = daemon.client
-        let overflowing = PreferenceBatch(operations: (0..<16).map { PreferenceOperation.set("o.k\($0)", .integer(0)) })
         var overflowed = 0
         for attempt in 0..<200 where overflowed < 20 {
+            // New values each time: a batch that changes nothing makes no events.
+            let overflowing = PreferenceBatch(
+                operations: (0..<16).map { PreferenceOperation.set("o.k\($0)", .integer(Int64(attempt))) })
             var kinds: [ChangeEvent.Kind] = []
             for try await event in client.watch(WatchRequest(prefixes: ["o."])) {
                 kinds.append(event.kind)

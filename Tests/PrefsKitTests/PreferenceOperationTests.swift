@@ -15,6 +15,17 @@ struct PreferenceOperationTests {
         #expect(batch.operations[0].scope == .root)
     }
 
+    @Test("A null value is a value, to be refused as PUT refuses it; no value is none")
+    func nullValue() throws {
+        for decode in [
+            { try JSONDecoder().decode(PreferenceOperation.self, from: Data($0.utf8)) },
+            { try WireJSON.decode(PreferenceOperation.self, from: Data($0.utf8)) },
+        ] as [(String) throws -> PreferenceOperation] {
+            #expect(try decode(#"{"op": "set", "key": "a", "value": null}"#).value == .null)
+            #expect(try decode(#"{"op": "set", "key": "a"}"#).value == nil)
+        }
+    }
+
     @Test("Unknown ops and bad scopes are refused")
     func refused() {
         #expect(throws: (any Error).self) {

@@ -72,7 +72,6 @@ import Testing
                 Self.get("/v1/prefs"),  // the list
                 Self.get("/v1/prefs/a/b"),
                 Self.get("/v1/status"),
-                Self.get("/v1/prefs/k.v", headers: [.connection: "upgrade"]),
                 HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
                 HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/prefs/k.v"),
             ]

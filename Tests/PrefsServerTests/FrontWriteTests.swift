@@ -28,6 +28,8 @@ import Testing
         arguments: [
             put("/v1/prefs/a.b?scope=%2Faccounts%2Fx", #"{"z":[1,2],"a":"b"}"#, headers: "Host: prefsd\r\nContent-Type: application/json\r\n"),
             put("/v1/prefs/a.b", "true", headers: "connection: close\r\n"),
+            put("/v1/prefs/a.b", "true", headers: "Connection: TE, CLOSE\r\nTE: trailers\r\n"),
+            put("/v1/prefs/a.b", "true", headers: "Connection: keep-alive\r\n"),
             put("/v1/prefs/a.locked?scope=/accounts/x", "1"),
             put("/v1/prefs/a.big", "\"" + String(repeating: "x", count: 300) + "\""),
         ])
@@ -49,7 +51,7 @@ import Testing
                 let answer = try Pipeline.written(by: front)
                 #expect(answer.hasPrefix("HTTP/1.1 \(Self.expectedStatus(of: request))\r\n"), "\(answer)")
                 #expect(answer == (try Pipeline.written(by: behind)), "\(request)")
-                #expect(front.isActive == !request.contains("close"))
+                #expect(front.isActive == !request.lowercased().contains("close"))
                 #expect(try await frontStore.dump(scope: .root) == (try await behindStore.dump(scope: .root)))
             }
         }
@@ -68,7 +70,6 @@ import Testing
         put("/v1/prefs/a.b", String(repeating: "1", count: 2000)),
         put("/v1/prefs/a.b?scope=/a&x=1", "1"),
         put("/v1/prefs/Bad%20Key", "1"),
-        put("/v1/prefs/a.b", "1", headers: "Connection: keep-alive\r\n"),
         put("/v1/prefs/a.b", "1", headers: "Expect: 100-continue\r\n"),
         "PUT /v1/prefs/a.b HTTP/1.1\r\n\r\n",
     ])

@@ -16,13 +16,13 @@ import Testing
                 try await store.set(value.isMultiple(of: 2) ? "k.v" : "other.key", to: .integer(Int64(value)))
                 let fresh = try #require(CachedRead.body(forPath: path, from: store))
                 for _ in 0..<3 {
-                    #expect(reads.answer(toPath: path, connection: nil)?.body == fresh)
+                    #expect(reads.answer(toPath: path, connection: ConnectionOptions(nil))?.body == fresh)
                 }
                 #expect(fresh.contains(#""revision":\#(value)"#))
             }
-            #expect(reads.answer(toPath: path, connection: "Close")?.close == true)
-            #expect(reads.answer(toPath: path, connection: "keep-alive") == nil)
-            #expect(reads.answer(toPath: "/v1/prefs/Not%20A%20Key", connection: nil) == nil)
+            #expect(reads.answer(toPath: path, connection: ConnectionOptions("Close"))?.close == true)
+            #expect(reads.answer(toPath: path, connection: ConnectionOptions("keep-alive"))?.close == false)
+            #expect(reads.answer(toPath: "/v1/prefs/Not%20A%20Key", connection: ConnectionOptions(nil)) == nil)
         }
     }
 
@@ -30,7 +30,7 @@ import Testing
         try await withStore(try EmbeddedStore.temporary()) { store in
             let reads = ReadAnswers(store: store)
             for index in 0...ReadAnswers.capacity {
-                #expect(reads.answer(toPath: "/v1/prefs/k\(index)", connection: nil) != nil)
+                #expect(reads.answer(toPath: "/v1/prefs/k\(index)", connection: ConnectionOptions(nil)) != nil)
             }
             #expect(reads.memoCount == 1)
         }

@@ -65,28 +65,27 @@ struct StoreLockTests {
         }
     }
 
-    @Test("Unlock restores scope resolution; unlocking what is not locked is not_found")
+    @Test("Unlock restores scope resolution; unlocking what is not locked changes nothing, like a reset of nothing")
     func unlock() async throws {
         try await withStore(makeStore()) { store in
             try await store.set("k", to: 1, scope: "/a")
             try await store.set("k", to: 2, scope: "/a/b")
             try await store.lock("k", scope: "/a")
             let unlocked = try await store.unlock("k", scope: "/a")
-            #expect(unlocked.revision == 4)
+            #expect(unlocked == WriteResult(revision: 4, removed: 1))
             let resolved = try await store.resolve("k", scope: "/a/b")
             #expect(resolved.value == 2)
             #expect(resolved.source == .scope("/a/b"))
             try await store.set("k", to: 3, scope: "/a/b")
 
-            let again = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
-            #expect(again?.code == .notFound)
-            let never = await #expect(throws: PrefsError.self) { try await store.unlock("never.locked", scope: .root) }
-            #expect(never?.code == .notFound)
+            #expect(try await store.unlock("k", scope: "/a") == WriteResult(revision: 5, removed: 0))
+            #expect(try await store.unlock("never.locked", scope: .root) == WriteResult(revision: 5, removed: 0))
+            #expect(try await store.reset("never.set", scope: .root, recursive: false) == WriteResult(revision: 5, removed: 0))
             // A lock elsewhere is not this one.
             try await store.lock("k", scope: "/a/b")
-            let elsewhere = await #expect(throws: PrefsError.self) { try await store.unlock("k", scope: "/a") }
-            #expect(elsewhere?.code == .notFound)
+            #expect(try await store.unlock("k", scope: "/a") == WriteResult(revision: 6, removed: 0))
             #expect(try await store.status().revision == 6)
+            #expect(try await store.status().counts.locks == 1)
         }
     }
 

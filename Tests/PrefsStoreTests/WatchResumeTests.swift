@@ -27,17 +27,24 @@ struct WatchResumeTests {
         }
     }
 
-    @Test("since 0 replays everything; since the current revision replays nothing")
+    @Test("since 0 replays everything; since the current revision replays nothing; since beyond it is refused")
     func bounds() async throws {
         try await withStore(makeStore()) { store in
             for value in 1...5 { try await store.set("k", to: .integer(Int64(value))) }
             var all = WatchReader(store.watch(WatchRequest(since: 0)))
             var none = WatchReader(store.watch(WatchRequest(since: 5)))
-            var ahead = WatchReader(store.watch(WatchRequest(since: 100)))
+            for since: Revision in [6, 100] {
+                let ahead = await #expect(throws: PrefsError.self) { try await store.openWatch(WatchRequest(since: since)) }
+                #expect(ahead?.code == .invalidRequest)
+                #expect(ahead?.message.contains("Revision \(since) is ahead of the store, whose newest revision is 5") == true)
+                var stream = WatchReader(store.watch(WatchRequest(since: since)))
+                let (events, error) = await stream.rest()
+                #expect(events.isEmpty)
+                #expect((error as? PrefsError)?.code == .invalidRequest)
+            }
             try await store.set("k", to: 6)
             #expect(try await all.take(6).map(\.revision) == [1, 2, 3, 4, 5, 6])
             #expect(try await none.next()?.revision == 6)
-            #expect(try await ahead.next()?.revision == 6)
         }
     }
 
