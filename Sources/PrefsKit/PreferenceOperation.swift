@@ -77,7 +77,8 @@ public struct WriteResult: Codable, Sendable, Hashable {
     public var revision: Revision
     /// For a batch: each operation's own revision, in order.
     public var revisions: [Revision]?
-    /// For a reset: how many stored values it removed.
+    /// For a reset: how many stored values it removed; for an unlock: how many locks (1, or 0
+    /// when there was none).
     public var removed: Int?
 
     public init(revision: Revision, revisions: [Revision]? = nil, removed: Int? = nil) {

@@ -52,13 +52,14 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        /// The exit status `prefsctl` ends with (DESIGN.md: 1 failed, 3 not found, 4 conflict,
-        /// 69 daemon unreachable).
+        /// The exit status `prefsctl` ends with (README's table: 1 failed, 3 not found, 4 conflict,
+        /// 69 the daemon unreachable or gone). Bad keys and scopes on the command line are usage
+        /// errors (2), which prefsctl finds before it asks the daemon.
         public var exitCode: Int32 {
             switch self {
             case .notFound: 3
             case .locked, .conflict, .staleRevision: 4
-            case .unreachable: 69
+            case .unreachable, .shuttingDown: 69
             default: 1
             }
         }
@@ -90,13 +91,20 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var oldestRevision: Revision?
     /// For `stale_revision`: the draft as it is now, to rebase the change on.
     public var currentDraft: Draft?
+    /// For `locked`: the lock that refused the write, so that each client can name its own way
+    /// of removing it (`prefsctl unlock KEY --scope S`, `DELETE /v1/locks/KEY?scope=S`).
+    public var lock: PreferenceLock?
 
     /// Makes an error with a code and a message.
-    public init(_ code: Code, _ message: String, oldestRevision: Revision? = nil, currentDraft: Draft? = nil) {
+    public init(
+        _ code: Code, _ message: String, oldestRevision: Revision? = nil, currentDraft: Draft? = nil,
+        lock: PreferenceLock? = nil
+    ) {
         self.code = code
         self.message = message
         self.oldestRevision = oldestRevision
         self.currentDraft = currentDraft
+        self.lock = lock
     }
 
     public var description: String { message }
@@ -119,6 +127,8 @@ public struct ErrorBody: Codable, Sendable {
         public var code: String
         public var message: String
         public var oldestRevision: Revision?
+        /// For `locked`: `{"key", "scope"}` of the lock that refused the write.
+        public var lock: PreferenceLock?
     }
 
     public var error: Detail
@@ -126,7 +136,8 @@ public struct ErrorBody: Codable, Sendable {
 
     /// Wraps an error for the wire.
     public init(_ error: PrefsError) {
-        self.error = Detail(code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision)
+        self.error = Detail(
+            code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision, lock: error.lock)
         self.current = error.currentDraft
     }
 
@@ -136,7 +147,8 @@ public struct ErrorBody: Codable, Sendable {
             PrefsError.Code(rawValue: error.code) ?? PrefsError.Code(httpStatus: httpStatus),
             error.message,
             oldestRevision: error.oldestRevision,
-            currentDraft: current
+            currentDraft: current,
+            lock: error.lock
         )
     }
 }
