@@ -3,7 +3,7 @@ import Hummingbird
 import Logging
 import PrefsKit
 
-/// Renders every error as DESIGN.md's `{"error": {"code", "message"}}` with a fitting status.
+/// Renders every error as the API's `{"error": {"code", "message"}}` (openapi.yaml) with a fitting status.
 ///
 /// ``PrefsError``s keep their code; Hummingbird's own errors (unknown route, body too large,
 /// bad request line) get the matching code; anything else is a 500 `internal` and is logged —
