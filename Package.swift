@@ -9,6 +9,16 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// `PREFSCTL_STATIC=1 swift build -c release --static-swift-stdlib` makes a release prefsctl
+/// one static executable, the C and C++ libraries linked in too: no dynamic loader, no libraries
+/// to map, no symbols to bind, no relocations — half a one-shot `prefsctl get`'s start-up, which
+/// then matches `dconf read` (Scripts/bench.sh builds it so). It needs `--static-swift-stdlib`
+/// (else ICU's symbols are missing), and the linker warns that glibc's user and group look-ups
+/// (getpwuid_r and kin, linked through Foundation) need that same glibc's NSS modules at run
+/// time: the machine that built prefsctl has them. A plain `swift build -c release` links
+/// prefsctl dynamically.
+let staticPrefsctl = Context.environment["PREFSCTL_STATIC"] == "1"
+
 let package = Package(
     name: "prefsd",
     platforms: [.macOS(.v15)],
@@ -109,13 +119,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings,
-            // A release prefsctl is one static executable, the C and C++ libraries linked in too:
-            // no dynamic loader, no libraries to map, no symbols to bind, no relocations — half a
-            // one-shot `prefsctl get`'s start-up, which then matches `dconf read`. The linker warns
-            // that glibc's user and group look-ups (getpwuid_r and kin, linked through Foundation)
-            // need that same glibc's NSS modules at run time: the machine that built prefsctl has
-            // them.
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            linkerSettings: staticPrefsctl ? [.unsafeFlags(["-static-executable"], .when(configuration: .release))] : []
         ),
 
         // A compose-screen model on the Swift API; CI runs it.

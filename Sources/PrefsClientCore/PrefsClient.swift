@@ -104,8 +104,8 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func load(_ dump: PrefsDump) async throws -> WriteResult {
-        try await call("POST", "/v1/load", body: try Self.encoder.encode(dump))
+    public func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult {
+        try await call("POST", "/v1/load", query: ["replace": replacing ? "1" : nil], body: try Self.encoder.encode(dump))
     }
 
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {

@@ -1,4 +1,4 @@
-/// Where prefsd keeps its database and socket unless told otherwise (DESIGN.md):
+/// Where prefsd keeps its database and socket unless told otherwise (README):
 /// `$XDG_STATE_HOME/prefsd/prefs.sqlite` and `$XDG_RUNTIME_DIR/prefsd/prefsd.sock`.
 ///
 /// Computed from an environment dictionary (pass `ProcessInfo.processInfo.environment`), so the

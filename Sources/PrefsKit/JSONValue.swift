@@ -190,15 +190,23 @@ extension DecodingError {
     /// A one-line reason without Swift type names, fit for an API error message.
     public var readableReason: String {
         switch self {
-        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
-            .keyNotFound(_, let context):
-            let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }.joined(separator: ".")
+        case .keyNotFound(let key, let context):
+            let path = Self.path(context)
+            return path.isEmpty ? "\"\(key.stringValue)\" is missing." : "at \(path): \"\(key.stringValue)\" is missing."
+        case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let path = Self.path(context)
             let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
             let reason = underlying ?? context.debugDescription
             return path.isEmpty ? reason : "at \(path): \(reason)"
         @unknown default:
             return "\(self)"
         }
+    }
+
+    /// Where in the document the error is: `values.0.key` (array elements by index).
+    private static func path(_ context: Context) -> String {
+        context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.filter { !$0.isEmpty }
+            .joined(separator: ".")
     }
 }
 

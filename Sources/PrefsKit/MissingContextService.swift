@@ -17,7 +17,7 @@ struct MissingContextService: PrefsService {
     func schemas() async throws -> [String: PreferenceSchema] { throw error }
     func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult { throw error }
     func dump(scope: ScopePath) async throws -> PrefsDump { throw error }
-    func load(_ dump: PrefsDump) async throws -> WriteResult { throw error }
+    func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult { throw error }
 
     func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         AsyncThrowingStream { $0.finish(throwing: error) }

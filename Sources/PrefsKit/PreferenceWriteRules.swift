@@ -1,7 +1,7 @@
 /// The checks every preference write passes before anything is stored. Pure, so the store runs
 /// them inside its write transaction against its cache and tests run them directly.
 public struct PreferenceWriteRules: Sendable, Hashable {
-    /// The largest value accepted, in bytes of canonical JSON (DESIGN.md: 64 KiB by default).
+    /// The largest value accepted, in bytes of canonical JSON (64 KiB by default).
     public var maximumValueBytes: Int
     /// Whether keys without a schema are refused (`prefsd --strict`).
     public var strict: Bool
@@ -54,7 +54,7 @@ public struct PreferenceWriteRules: Sendable, Hashable {
             if strict {
                 throw PrefsError(
                     .unknownKey,
-                    "'\(key)' has no schema and the daemon runs with --strict; register one (prefsctl schema load FILE)."
+                    "'\(key)' has no schema and the store is strict (prefsd --strict); register a schema for it first."
                 )
             }
             return
@@ -62,14 +62,16 @@ public struct PreferenceWriteRules: Sendable, Hashable {
         try schema.validate(value, for: key)
     }
 
-    /// Throws unless `key`'s value at `scope` may be reset.
-    public func checkReset(key: String, scope: ScopePath, state: KeyState?) throws {
+    /// Throws unless `key`'s value at `scope` may be reset. Locks at `permittedLocks` do not
+    /// count (a dump being loaded in place of the subtree carries them itself).
+    public func checkReset(key: String, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []) throws {
         try KeyName.validate(key)
-        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "reset")
+        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "reset", permitted: permittedLocks)
     }
 
     /// Throws `locked` when a lock above `scope` (strictly above) governs `key`: values can be
-    /// changed at the lock's own scope, never below it.
+    /// changed at the lock's own scope, never below it. The error carries the lock, and its
+    /// message names no client's command: each client adds its own way of removing the lock.
     public func checkNotBelowLock(
         key: String, scope: ScopePath, state: KeyState?, doing verb: String, permitted: Set<ScopePath> = []
     ) throws {
@@ -79,7 +81,8 @@ public struct PreferenceWriteRules: Sendable, Hashable {
         throw PrefsError(
             .locked,
             "'\(key)' is locked at \(lockScope.path), so it cannot be \(verb) at \(scope.path). "
-                + "Change it at \(lockScope.path), or unlock it first: prefsctl unlock \(key) --scope \(lockScope.path)"
+                + "Change it at \(lockScope.path), or remove the lock first.",
+            lock: PreferenceLock(key: key, scope: lockScope)
         )
     }
 }

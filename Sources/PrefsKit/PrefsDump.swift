@@ -18,15 +18,7 @@ public struct PrefsDump: Codable, Sendable, Hashable {
     }
 
     /// A lock at a scope.
-    public struct Lock: Codable, Sendable, Hashable {
-        public var key: String
-        public var scope: ScopePath
-
-        public init(key: String, scope: ScopePath) {
-            self.key = key
-            self.scope = scope
-        }
-    }
+    public typealias Lock = PreferenceLock
 
     /// The format version; this build writes and reads 1.
     public var format: Int

@@ -52,13 +52,14 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        /// The exit status `prefsctl` ends with (DESIGN.md: 1 failed, 3 not found, 4 conflict,
-        /// 69 daemon unreachable).
+        /// The exit status `prefsctl` ends with (README's table: 1 failed, 3 not found, 4 conflict,
+        /// 69 the daemon unreachable or gone). Bad keys and scopes on the command line are usage
+        /// errors (2), which prefsctl finds before it asks the daemon.
         public var exitCode: Int32 {
             switch self {
             case .notFound: 3
             case .locked, .conflict, .staleRevision: 4
-            case .unreachable: 69
+            case .unreachable, .shuttingDown: 69
             default: 1
             }
         }
@@ -93,17 +94,21 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var newestRevision: Revision?
     /// For `stale_revision`: the draft as it is now, to rebase the change on.
     public var currentDraft: Draft?
+    /// For `locked`: the lock that refused the write, so that each client can name its own way
+    /// of removing it (`prefsctl unlock KEY --scope S`, `DELETE /v1/locks/KEY?scope=S`).
+    public var lock: PreferenceLock?
 
     /// Makes an error with a code and a message.
     public init(
         _ code: Code, _ message: String, oldestRevision: Revision? = nil, newestRevision: Revision? = nil,
-        currentDraft: Draft? = nil
+        currentDraft: Draft? = nil, lock: PreferenceLock? = nil
     ) {
         self.code = code
         self.message = message
         self.oldestRevision = oldestRevision
         self.newestRevision = newestRevision
         self.currentDraft = currentDraft
+        self.lock = lock
     }
 
     public var description: String { message }
@@ -138,6 +143,8 @@ public struct ErrorBody: Codable, Sendable {
         public var message: String
         public var oldestRevision: Revision?
         public var newestRevision: Revision?
+        /// For `locked`: `{"key", "scope"}` of the lock that refused the write.
+        public var lock: PreferenceLock?
     }
 
     public var error: Detail
@@ -147,7 +154,7 @@ public struct ErrorBody: Codable, Sendable {
     public init(_ error: PrefsError) {
         self.error = Detail(
             code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision,
-            newestRevision: error.newestRevision)
+            newestRevision: error.newestRevision, lock: error.lock)
         self.current = error.currentDraft
     }
 
@@ -158,7 +165,8 @@ public struct ErrorBody: Codable, Sendable {
             error.message,
             oldestRevision: error.oldestRevision,
             newestRevision: error.newestRevision,
-            currentDraft: current
+            currentDraft: current,
+            lock: error.lock
         )
     }
 }

@@ -51,9 +51,12 @@ public protocol PrefsService: DraftsService {
     /// The values, locks and schemas of `scope`'s subtree.
     func dump(scope: ScopePath) async throws -> PrefsDump
 
-    /// Loads a dump in one transaction: all of it, or none of it.
+    /// Loads a dump in one transaction: all of it, or none of it. It merges: values and locks
+    /// the store holds and the dump does not stay — unless `replacing`, which first removes
+    /// those of the dump's scope and below, so that this subtree ends up equal to the dump.
+    /// The dump's schemas are registered either way; none is removed.
     @discardableResult
-    func load(_ dump: PrefsDump) async throws -> WriteResult
+    func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult
 
     /// The changes `request` selects, as they are committed: first those after
     /// `request.since` from the change log, then live ones. Ends with an error `compacted` if
@@ -70,6 +73,12 @@ extension PrefsService {
     /// The effective value of `key` at `scope` (default `/`).
     public func resolve(_ key: String, scope: ScopePath = .root) async throws -> ResolvedPreference {
         try await resolve(key, scope: scope, explain: false)
+    }
+
+    /// Loads a dump, merging it into what the store holds (``load(_:replacing:)``).
+    @discardableResult
+    public func load(_ dump: PrefsDump) async throws -> WriteResult {
+        try await load(dump, replacing: false)
     }
 
     /// Sets `key` to `value` at `/`.

@@ -73,10 +73,11 @@ struct PreferenceRoutes<Context: RequestContext>: Sendable {
             .json(try await service.dump(scope: try request.scope()))
         }
         router.post("/v1/load") { request, _ -> Response in
+            let replacing = try request.flag("replace")
             var request = request
             let body = try await request.collectBody(upTo: limits.maximumRequestBytes)
-            let dump = try JSONCoding.decode(PrefsDump.self, from: body, what: "a dump (from prefsctl dump)")
-            return .json(try await service.load(dump))
+            let dump = try JSONCoding.decode(PrefsDump.self, from: body, what: "a dump (as GET /v1/dump answers)")
+            return .json(try await service.load(dump, replacing: replacing))
         }
     }
 }

@@ -38,6 +38,7 @@ public struct PrefsHTTPServer: Sendable {
         let router = Self.router(service: service, limits: limits, endings: endings)
         let uid = getuid()
         let answering = EventLoopAnswering(service: service, limits: limits, logger: logger)
+        let applicationLogger = Self.applicationLogger(logger)
         application = Application(
             router: router,
             server: .http1(
@@ -52,7 +53,7 @@ public struct PrefsHTTPServer: Sendable {
                 chmod(socketPath, 0o600)
                 await onReady()
             },
-            logger: logger
+            logger: applicationLogger
         )
         tcpApplication = listener.map { listener in
             Application(
@@ -63,9 +64,18 @@ public struct PrefsHTTPServer: Sendable {
                             ConnectionSetupHandler(answering: nil), DisconnectHandler(endings: endings), QuiesceGraceHandler(),
                         ])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
-                logger: logger
+                logger: applicationLogger
             )
         }
+    }
+
+    /// The logger Hummingbird's applications log with: `logger`, but their own info lines
+    /// ("Server started and listening…", "Shutting down") only when debugging — they would
+    /// repeat the one line the daemon logs when ready and when stopped.
+    static func applicationLogger(_ logger: Logger) -> Logger {
+        var applicationLogger = logger
+        if logger.logLevel == .info { applicationLogger.logLevel = .notice }
+        return applicationLogger
     }
 
     /// The router with every `/v1` route and the JSON error middleware; with a `token`, every

@@ -77,9 +77,9 @@ extension EmbeddedStore {
     }
 
     @discardableResult
-    public func load(_ dump: PrefsDump) async throws -> WriteResult {
-        return try await write { context in
-            try context.load(dump)
+    public func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult {
+        try await write { context in
+            try context.load(dump, replacing: replacing)
             return WriteResult(revision: context.revision)
         }
     }

@@ -31,6 +31,6 @@ public struct StoreConfiguration: Sendable {
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
 
-    /// The defaults of DESIGN.md.
+    /// prefsd's defaults (README, prefsd).
     public init() {}
 }

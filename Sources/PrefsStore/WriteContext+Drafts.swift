@@ -79,7 +79,7 @@ extension WriteContext {
         }
         var deleted = draft
         deleted.revision += 1
-        try recordDraft(.draftDeleted, deleted, valid: nil)
+        try recordDraft(.draftDeleted, deleted, validity: .absent)
     }
 
     /// Adds an attachment whose bytes are in `file` (already hashed, measured and sniffed).
@@ -164,27 +164,38 @@ extension WriteContext {
             let now = DraftValidation(of: draft, rules: composeRules(at: draftScope))
             let then = DraftValidation(of: draft, rules: composeRules(at: draftScope, substitute: (key, before)))
             if now.problems != then.problems {
-                try recordDraft(.validation, draft, valid: now.valid)
+                try recordDraft(.validation, draft, validity: .known(now.valid))
             }
         }
     }
 
     // MARK: - Helpers
 
-    /// Records a draft event, with the draft's validity unless given.
+    /// What a draft event says of the draft's validity (its `valid`).
+    private enum EventValidity {
+        /// The draft's validity as this batch sees it.
+        case current
+        /// A validity already worked out.
+        case known(Bool)
+        /// None: the draft is gone.
+        case absent
+    }
+
+    /// Records a draft event, with the draft's validity as `validity` says.
     private func recordDraft(
         _ kind: ChangeEvent.Kind, _ draft: Draft, attachment: UUID? = nil, previousThread: String? = nil,
-        valid: Bool?? = .none
+        validity: EventValidity = .current
     ) throws {
-        let validity: Bool? = switch valid {
-        case .some(let given): given
-        case .none: try validation(of: draft).valid
+        let valid: Bool? = switch validity {
+        case .current: try validation(of: draft).valid
+        case .known(let valid): valid
+        case .absent: nil
         }
         try recordEvent(
             ChangeEvent(
                 revision: 0, kind: kind, draft: draft.id.uuidString, attachment: attachment?.uuidString,
                 account: draft.account, thread: draft.thread, previousThread: previousThread,
-                draftRevision: draft.revision, valid: validity))
+                draftRevision: draft.revision, valid: valid))
     }
 
     private func bump(_ draft: inout Draft) throws {

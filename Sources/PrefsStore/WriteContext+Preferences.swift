@@ -22,10 +22,11 @@ extension WriteContext {
         return revision
     }
 
-    /// Removes `key`'s value at `scope` (and below, if `recursive`). Returns how many it removed.
-    func resetValue(_ key: String, scope: ScopePath, recursive: Bool) throws -> Int {
+    /// Removes `key`'s value at `scope` (and below, if `recursive`); locks at `permittedLocks`
+    /// do not refuse it. Returns how many it removed.
+    func resetValue(_ key: String, scope: ScopePath, recursive: Bool, permittedLocks: Set<ScopePath> = []) throws -> Int {
         let state = state(of: key)
-        try rules.checkReset(key: key, scope: scope, state: state)
+        try rules.checkReset(key: key, scope: scope, state: state, permittedLocks: permittedLocks)
         let targets = (state?.values.keys.filter { recursive ? scope.contains($0) : $0 == scope } ?? []).sorted()
         for target in targets {
             try record(.reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText) {
@@ -67,7 +68,7 @@ extension WriteContext {
                 throw PrefsError(
                     .invalidSchema,
                     "The new schema of '\(key)' does not fit the value stored at \(scope.path): \(error.message) "
-                        + "Reset that value first (prefsctl reset \(key) --scope \(scope.path))."
+                        + "Reset that value first."
                 )
             }
         }
@@ -94,22 +95,42 @@ extension WriteContext {
     /// Loads a dump: schemas first, then values, then locks. Everything must lie within the
     /// dump's scope. A value below a lock is accepted when the dump carries that lock itself (so
     /// a dump loads back into the store it came from); below any other lock it is refused.
-    func load(_ dump: PrefsDump) throws {
+    ///
+    /// With `replacing`, the values and locks of the dump's scope and every scope below it that
+    /// the dump does not hold are removed first, so that the subtree ends up equal to the dump.
+    /// (Schemas are not per scope: the dump's are registered, and no other is removed.)
+    func load(_ dump: PrefsDump, replacing: Bool) throws {
         for entry in dump.values where !dump.scope.contains(entry.scope) {
             throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a value at \(entry.scope.path), outside it.")
         }
         for entry in dump.locks where !dump.scope.contains(entry.scope) {
             throw PrefsError(.invalidRequest, "The dump of \(dump.scope.path) has a lock at \(entry.scope.path), outside it.")
         }
+        let locks = Dictionary(grouping: dump.locks, by: \.key).mapValues { Set($0.map(\.scope)) }
+        if replacing { try removeAbsent(from: dump, locks: locks) }
         for (key, schema) in dump.schemas.sorted(by: { $0.key < $1.key }) {
             try register(schema, for: key)
         }
-        let locks = Dictionary(grouping: dump.locks, by: \.key).mapValues { Set($0.map(\.scope)) }
         for entry in dump.values {
             _ = try setValue(entry.key, to: entry.value, scope: entry.scope, permittedLocks: locks[entry.key] ?? [])
         }
         for entry in dump.locks {
             try lock(entry.key, scope: entry.scope)
+        }
+    }
+
+    /// Removes the locks, then the values, of the dump's subtree that the dump does not hold
+    /// (`locks`: the dump's, by key). A value below a lock the dump keeps may go; one below a
+    /// lock outside the subtree is refused, as its setting would be.
+    private func removeAbsent(from dump: PrefsDump, locks: [String: Set<ScopePath>]) throws {
+        let values = Dictionary(grouping: dump.values, by: \.key).mapValues { Set($0.map(\.scope)) }
+        for (key, state) in allKeys().sorted(by: { $0.key < $1.key }) {
+            for scope in state.locks.keys.sorted() where dump.scope.contains(scope) && locks[key]?.contains(scope) != true {
+                _ = try unlock(key, scope: scope)
+            }
+            for scope in state.values.keys.sorted() where dump.scope.contains(scope) && values[key]?.contains(scope) != true {
+                _ = try resetValue(key, scope: scope, recursive: false, permittedLocks: locks[key] ?? [])
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 import PrefsClientCore
 
 /// A redis-server the benchmark starts on a Unix socket, with persistence off, as the baseline
-/// for the daemon's GET and SET rates and CPU per request (DESIGN.md measures against redis).
+/// for the daemon's GET and SET rates and CPU per request (the targets are set against redis).
 final class BenchRedis {
     private let server: BenchServer
     let socketPath: String

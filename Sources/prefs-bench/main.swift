@@ -1,4 +1,4 @@
-// prefs-bench: measures prefsd against the targets of DESIGN.md, each with a baseline measured
+// prefs-bench: measures prefsd against its targets (docs/benchmarks.md), each with a baseline measured
 // in the same run, and prints one table. Run through Scripts/bench.sh (release build).
 //
 //     prefs-bench [--prefsd PATH] [--prefsctl PATH] [--watchers N] [--quick]

@@ -28,6 +28,10 @@ struct SchemaCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The key.") var key: String
 
+        func validate() throws {
+            try checkKey(key)
+        }
+
         func execute(_ service: any PrefsService) async throws {
             Output.json(try await service.schema(for: key))
         }
@@ -42,7 +46,7 @@ struct SchemaCommand: AsyncParsableCommand {
             let schemas = try SchemaFile.decode(try readInput(file), source: file)
             let result = try await service.register(schemas: schemas)
             if global.json { return Output.json(result) }
-            print("registered \(schemas.count) schema\(schemas.count == 1 ? "" : "s") (revision \(result.revision))")
+            print("registered \(Output.counted(schemas.count, "schema")) (revision \(result.revision))")
         }
     }
 }
@@ -54,31 +58,58 @@ struct DumpCommand: DaemonCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this scope and those below it.") var scope = "/"
 
+    func validate() throws {
+        _ = try parseScope(scope)
+    }
+
     func execute(_ service: any PrefsService) async throws {
         Output.json(try await service.dump(scope: try parseScope(scope)))
     }
 }
 
-/// `prefsctl load FILE`
+/// `prefsctl load FILE [--replace]`
 struct LoadCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
-        commandName: "load", abstract: "Load a dump: all of it in one transaction, or nothing if any of it is refused.")
+        commandName: "load", abstract: "Load a dump: all of it in one transaction, or nothing if any of it is refused.",
+        discussion: """
+            A load merges: values and locks that the store holds and the dump does not stay. With \
+            --replace, those of the dump's scope and every scope below it are removed in the same \
+            transaction, so that this subtree ends up equal to the dump. Schemas are registered \
+            either way; none is removed.
+            """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The dump file, or - for standard input.") var file: String
+    @Argument(help: "The dump file (from prefsctl dump), or - for standard input.") var file: String
+    @Flag(help: "Make the dump's scope and everything below it equal to the dump.") var replace = false
 
     func execute(_ service: any PrefsService) async throws {
-        let data = try readInput(file)
-        let dump: PrefsDump
+        let dump = try Self.decode(try readInput(file), from: file)
+        let result = try await service.load(dump, replacing: replace)
+        if global.json { return Output.json(result) }
+        let counts = [
+            Output.counted(dump.values.count, "value"), Output.counted(dump.locks.count, "lock"),
+            Output.counted(dump.schemas.count, "schema"),
+        ]
+        print("loaded \(counts.joined(separator: ", ")) (revision \(result.revision))")
+    }
+
+    /// The dump in `data`, read from `file`; or an error that says, in plain words, why it is not one.
+    private static func decode(_ data: Data, from file: String) throws -> PrefsDump {
+        let notADump = "\(file) is not a prefsctl dump:"
+        guard let json = try? JSONValue(parsing: data) else {
+            throw PrefsError(.invalidRequest, "\(notADump) it is not JSON.")
+        }
+        guard case .object(let members) = json, members["format"] != nil else {
+            throw PrefsError(
+                .invalidRequest,
+                "\(notADump) expected an object with \"format\" (and \"scope\", \"schemas\", \"values\", \"locks\"), as prefsctl dump writes.")
+        }
         do {
-            dump = try WireJSON.decode(PrefsDump.self, from: data)
+            return try WireJSON.decode(PrefsDump.self, from: data)
         } catch let error as PrefsError {
             throw PrefsError(error.code, "\(file): \(error.message)")
         } catch let error as DecodingError {
-            throw PrefsError(.invalidRequest, "\(file) is not a prefsctl dump: \(error.readableReason)")
+            throw PrefsError(.invalidRequest, "\(notADump) \(error.readableReason)")
         }
-        let result = try await service.load(dump)
-        if global.json { return Output.json(result) }
-        print("loaded \(dump.values.count) values, \(dump.locks.count) locks, \(dump.schemas.count) schemas (revision \(result.revision))")
     }
 }
 

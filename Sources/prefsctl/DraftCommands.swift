@@ -159,14 +159,21 @@ struct DraftsCommand: AsyncParsableCommand {
     struct Validate: DraftsVerb {
         static let configuration = CommandConfiguration(
             abstract: "Say whether a draft can be published: `valid`, or one line per problem (`field: message`).",
-            discussion: "The limits are the compose.* preferences at the draft's account or thread. Exits 0 either way.")
+            discussion: """
+                The limits are the compose.* preferences at the draft's account or thread. Exits 0 if the \
+                draft is valid, 1 if it is not (with --json too), so that scripts can test it.
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The draft.") var id: String
 
         func execute(_ client: PrefsClient) async throws {
             let validation = try await client.validation(of: try await client.draftID(matching: id))
-            if global.json { return Output.json(validation) }
-            for line in validation.valid ? ["valid"] : DraftPresentation.problemLines(validation) { print(line) }
+            if global.json {
+                Output.json(validation)
+            } else {
+                for line in validation.valid ? ["valid"] : DraftPresentation.problemLines(validation) { print(line) }
+            }
+            if !validation.valid { throw ExitCode.failure }
         }
     }
 

@@ -39,6 +39,11 @@ enum Output {
         date.formatted(localTimeStyle)
     }
 
+    /// `1 lock`, `2 locks`, `0 values`: a count with its noun, plural unless it is one.
+    static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+
     /// A size as people read it: `512 B`, `3.4 KiB`, `12.3 MiB`, `1.5 GiB`.
     static func byteCount(_ bytes: Int64) -> String {
         guard bytes >= 1024 else { return "\(bytes) B" }
@@ -50,7 +55,8 @@ enum Output {
         return String(format: "%.1f GiB", value)
     }
 
-    /// Prints rows with aligned columns; the first row is the header.
+    /// Prints rows with aligned columns; the first row is the header. No line ends in spaces
+    /// (when its last cells are empty).
     static func table(_ rows: [[String]]) {
         guard let columns = rows.map(\.count).max() else { return }
         var widths = [Int](repeating: 0, count: columns)
@@ -59,15 +65,32 @@ enum Output {
         }
         for row in rows {
             let cells = row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }
-            print(cells.joined(separator: "  "))
+            let line = cells.joined(separator: "  ")
+            print(line[..<(line.lastIndex { $0 != " " }.map(line.index(after:)) ?? line.startIndex)])
         }
     }
 
-    /// Prints `error` to stderr as `prefsctl: message` and exits with its status.
+    /// Prints `error` to stderr as `prefsctl: message`, with prefsctl's own remedy where it
+    /// has one, and exits with its status.
     static func fail(_ error: PrefsError) -> Never {
-        FileHandle.standardError.write(Data("prefsctl: \(error.message)\n".utf8))
+        let message = [error.message, remedy(for: error)].compactMap { $0 }.joined(separator: " ")
+        FileHandle.standardError.write(Data("prefsctl: \(message)\n".utf8))
         exit(error.code.exitCode)
+    }
+
+    /// The prefsctl command that gets past `error`, for errors whose message (the API's, for
+    /// every client) names no command: how to remove the lock that refused a write, how to
+    /// register a schema for a strict daemon.
+    static func remedy(for error: PrefsError) -> String? {
+        switch error.code {
+        case .locked:
+            error.lock.map { "To remove it: prefsctl unlock \($0.key) --scope \($0.scope.path)" }
+        case .unknownKey:
+            "To register one: prefsctl schema load FILE"
+        default:
+            nil
+        }
     }
 }

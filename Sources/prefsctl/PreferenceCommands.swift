@@ -37,6 +37,11 @@ struct GetCommand: DaemonCommand {
     @Option(help: "The scope to resolve at.") var scope = "/"
     @Flag(help: "Show every layer of the resolution and which one won.") var explain = false
 
+    func validate() throws {
+        try checkKey(key)
+        _ = try parseScope(scope)
+    }
+
     func execute(_ service: any PrefsService) async throws {
         let resolved = try await service.resolve(key, scope: try parseScope(scope), explain: explain)
         Self.show(resolved, json: global.json, explain: explain)
@@ -75,6 +80,11 @@ struct SetCommand: DaemonCommand {
     @Argument(help: "The value: 15, true, '\"text\"', '[\"a\"]', or bare text.") var value: String
     @Option(help: "The scope to set it at.") var scope = "/"
 
+    func validate() throws {
+        try checkKey(key)
+        _ = try parseScope(scope)
+    }
+
     func execute(_ service: any PrefsService) async throws {
         let result = try await service.set(key, to: JSONValue(commandLine: value), scope: try parseScope(scope))
         if global.json { Output.json(result) }
@@ -90,9 +100,17 @@ struct ResetCommand: DaemonCommand {
     @Option(help: "The scope to remove it from.") var scope = "/"
     @Flag(help: "Also remove the values set at every scope below.") var recursive = false
 
+    func validate() throws {
+        try checkKey(key)
+        _ = try parseScope(scope)
+    }
+
     func execute(_ service: any PrefsService) async throws {
         let result = try await service.reset(key, scope: try parseScope(scope), recursive: recursive)
-        if global.json { Output.json(result) }
+        if global.json { return Output.json(result) }
+        if result.removed == 0 {
+            print("nothing to reset: '\(key)' has no value at \(scope)\(recursive ? " or below" : "")")
+        }
     }
 }
 
@@ -103,6 +121,10 @@ struct ListCommand: DaemonCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "The scope to resolve at.") var scope = "/"
     @Option(help: "Only keys starting with this.") var prefix: String?
+
+    func validate() throws {
+        _ = try parseScope(scope)
+    }
 
     func execute(_ service: any PrefsService) async throws {
         let scope = try parseScope(scope)
@@ -123,6 +145,11 @@ struct LockCommand: DaemonCommand {
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope to lock it at.") var scope: String
 
+    func validate() throws {
+        try checkKey(key)
+        _ = try parseScope(scope)
+    }
+
     func execute(_ service: any PrefsService) async throws {
         let result = try await service.lock(key, scope: try parseScope(scope))
         if global.json { Output.json(result) }
@@ -131,13 +158,28 @@ struct LockCommand: DaemonCommand {
 
 /// `prefsctl unlock KEY --scope S`
 struct UnlockCommand: DaemonCommand {
-    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Remove a lock.")
+    static let configuration = CommandConfiguration(
+        commandName: "unlock", abstract: "Remove a lock (nothing to do, and exit 0, if there is none).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope it is locked at.") var scope: String
 
+    func validate() throws {
+        try checkKey(key)
+        _ = try parseScope(scope)
+    }
+
+    /// Like `reset` of a value that is not there, `unlock` of a lock that is not there succeeds
+    /// and says so: the daemon answers it with `removed: 0` (or, before it did, with
+    /// `not_found`, which then means the same).
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.unlock(key, scope: try parseScope(scope))
-        if global.json { Output.json(result) }
+        let result: WriteResult
+        do {
+            result = try await service.unlock(key, scope: try parseScope(scope))
+        } catch let error as PrefsError where error.code == .notFound {
+            result = WriteResult(revision: try await service.status().revision, removed: 0)
+        }
+        if global.json { return Output.json(result) }
+        if (result.removed ?? 0) == 0 { print("nothing to unlock: '\(key)' is not locked at \(scope)") }
     }
 }

@@ -13,8 +13,10 @@ struct Prefsctl: ParsableCommand {
             `prefsctl set timeline.fontSize 15` stores the number 15, `prefsctl set ui.theme dark` \
             the string "dark".
 
-            Exit status: 0 ok, 1 failed, 2 usage, 3 not found, 4 conflict (locked, stale \
-            revision), 69 the daemon cannot be reached.
+            Exit status: 0 ok (also when there was nothing to reset or unlock), 1 failed \
+            (a refused value, an invalid draft for `drafts validate`), 2 usage (a bad option, \
+            key or scope), 3 not found, 4 conflict (locked, stale revision), 69 the daemon \
+            cannot be reached or went away (a watch it ended by stopping).
             """,
         version: prefsVersion,
         subcommands: [
@@ -24,10 +26,15 @@ struct Prefsctl: ParsableCommand {
         ]
     )
 
-    /// Parses the command line and runs the verb, exiting with DESIGN.md's statuses.
+    /// Parses the command line and runs the verb, exiting with README's statuses.
     static func main() async {
+        let arguments = GlobalOptions.movedAfterVerb(Array(CommandLine.arguments.dropFirst()))
+        if let unknown = UnknownVerb(arguments) {
+            FileHandle.standardError.write(Data((unknown.message + "\n").utf8))
+            Foundation.exit(2)
+        }
         do {
-            var command = try parseAsRoot(GlobalOptions.movedAfterVerb(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -35,7 +42,7 @@ struct Prefsctl: ParsableCommand {
             }
         } catch {
             if exitCode(for: error) == .validationFailure {
-                // Usage errors: ArgumentParser's message, DESIGN.md's status 2.
+                // Usage errors: ArgumentParser's message with the verb's usage, status 2.
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(2)
             }
@@ -112,7 +119,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Runs a verb's work with a client for the daemon: a ``PrefsError`` becomes a message on
-    /// stderr and DESIGN.md's status.
+    /// stderr and its exit status.
     func run(_ work: (PrefsClient) async throws -> Void) async throws {
         do {
             try await work(client())
@@ -122,7 +129,7 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// A verb that talks to the daemon: errors become a message on stderr and DESIGN.md's status.
+/// A verb that talks to the daemon: errors become a message on stderr and their exit status.
 protocol DaemonCommand: AsyncParsableCommand {
     var global: GlobalOptions { get }
     /// The verb's work.
@@ -135,10 +142,21 @@ extension DaemonCommand {
     }
 }
 
-/// Parses `--scope`.
+/// Parses `--scope`. A verb checks its scope in `validate()`, so that a bad one is a usage
+/// error (exit 2) shown with the verb's usage, found before the daemon is asked.
 func parseScope(_ text: String) throws -> ScopePath {
     do {
         return try ScopePath(text)
+    } catch let error as PrefsError {
+        throw ValidationError(error.message)
+    }
+}
+
+/// Checks a key given on the command line, as ``parseScope(_:)`` does a scope: a bad key is a
+/// usage error too.
+func checkKey(_ key: String) throws {
+    do {
+        try KeyName.validate(key)
     } catch let error as PrefsError {
         throw ValidationError(error.message)
     }

@@ -6,7 +6,8 @@ import PrefsKit
 /// run on the main thread: ArgumentParser reflects over every command's properties and Swift
 /// concurrency starts its threads, which together cost more than the request itself. It prints
 /// and exits exactly as ``GetCommand`` does; any other command line (a typo, `--help`, a bad
-/// scope, an option given twice) is left to ArgumentParser, whose messages and usage errors it keeps.
+/// key or scope, an option given twice) is left to ArgumentParser, whose messages and usage
+/// errors it keeps.
 struct QuickGet {
     private var key: String?
     private var scope: String?
@@ -49,7 +50,7 @@ struct QuickGet {
                 return nil
             }
         }
-        guard key != nil, let scopePath = try? ScopePath(scope ?? "/") else { return nil }
+        guard let key, KeyName.isValid(key), let scopePath = try? ScopePath(scope ?? "/") else { return nil }
         self.scopePath = scopePath
     }
 

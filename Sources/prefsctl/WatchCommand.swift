@@ -10,7 +10,8 @@ struct WatchCommand: DaemonCommand {
         discussion: """
             With no key or prefix, every key. With --scope, only changes of the effective value at \
             that scope. With --since, first every change after that revision. Progress events \
-            (shown with --json) carry the current revision to resume from.
+            (shown with --json) carry the current revision to resume from. Ends with status 0 \
+            after --count changes or --timeout seconds, and with 69 if the daemon stops first.
             """
     )
     @OptionGroup var global: GlobalOptions
@@ -18,6 +19,11 @@ struct WatchCommand: DaemonCommand {
     @Option(help: "Watch keys starting with this (repeatable).") var prefix: [String] = []
     @Option(help: "Follow effective values at this scope.") var scope: String?
     @OptionGroup var options: WatchOptions
+
+    func validate() throws {
+        for key in keys { try checkKey(key) }
+        _ = try scope.map(parseScope)
+    }
 
     func execute(_ service: any PrefsService) async throws {
         let request = WatchRequest(keys: keys, prefixes: prefix, scope: try scope.map(parseScope))

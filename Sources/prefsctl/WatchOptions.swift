@@ -16,29 +16,39 @@ struct WatchOptions: ParsableArguments {
     }
 
     /// Prints the changes `request` selects, from `--since` on, until `--count` of them or
-    /// `--timeout` seconds; with `json`, every event (progress too) as a line of JSON.
+    /// `--timeout` seconds; with `json`, every event (progress too) as a line of JSON. A watch
+    /// the daemon ends first — it stops (a `shutdown` event) or its connection closes — throws
+    /// `unreachable` (exit 69): the changes did not all come.
     func follow(_ request: WatchRequest, on service: any PrefsService, json: Bool) async throws {
         var request = request
         request.since = since
         let events = service.watch(request)
         let count = count
+        let since = since
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var seen = 0
+                var resumeFrom = since
                 for try await event in events {
                     if json {
                         Output.jsonLine(event)
                     } else if event.kind != .progress {
                         Output.line(Self.describe(event))
                     }
+                    resumeFrom = event.revision
                     if event.kind == .overflow {
                         throw PrefsError(.unavailable, "This watch fell behind and was ended; resume with --since \(event.revision).")
                     }
+                    if event.kind == .shutdown { break }
                     if !event.kind.isNotice {
                         seen += 1
                         if let count, seen >= count { return }
                     }
                 }
+                throw PrefsError(
+                    .unreachable,
+                    "prefsd went away: it stopped, ending this watch"
+                        + (resumeFrom.map { "; resume with --since \($0) once it is back." } ?? "."))
             }
             if let timeout {
                 group.addTask { try await Task.sleep(for: .milliseconds(Int(timeout * 1000))) }

@@ -19,6 +19,16 @@ import Testing
         #expect(try await client.status().revision == 3)
     }
 
+    @Test func itLogsOneLineWhenReadyAndOneWhenStopped() async throws {
+        let daemon = try await Daemon(arguments: ["--log-level", "info"])
+        #expect(await daemon.stop() == 0)
+        let log = try String(contentsOf: daemon.folder.appending(path: "prefsd.stderr"), encoding: .utf8)
+        let lines = log.split(separator: "\n")
+        #expect(lines.count == 2, "\(log)")
+        #expect(lines.first?.contains("ready on \(daemon.socketPath): database \(daemon.databasePath)") == true, "\(log)")
+        #expect(lines.last?.contains("prefsd stopped") == true, "\(log)")
+    }
+
     @Test func acknowledgedWritesSurviveKill9() async throws {
         let daemon = try await Daemon()
         let client = daemon.client

@@ -8,7 +8,7 @@ import Testing
 /// body; every answer must carry a status the document lists for that operation (never a 500),
 /// every error body must be the documented `Error`, and every JSON answer must have the fields
 /// its documented schema names and decode as the Swift type it stands for. The reverse holds
-/// too: every route the server implements (DESIGN.md's table) must be in the document, and the
+/// too: every route the server implements (``implementedRoutes``) must be in the document, and the
 /// document names no other.
 @Suite struct OpenAPIContractTests {
     /// `openapi.yaml` at the package root: three levels up from this file
@@ -19,10 +19,10 @@ import Testing
         .deletingLastPathComponent()  // the package root
         .appending(path: "openapi.yaml")
 
-    /// Every row of DESIGN.md's HTTP API table, as the server routes it (DraftRoutes,
-    /// PreferenceRoutes, WatchRoute); path parameters are named as the router names them
-    /// (DESIGN.md's `{id}` and `{aid}` are `{draft}` and `{attachment}`). The document must
-    /// hold exactly these operations: adding a route means adding it here and documenting it.
+    /// Every route of the HTTP API, as the server routes it (DraftRoutes, PreferenceRoutes,
+    /// WatchRoute); path parameters are named as the router names them (a draft's id is
+    /// `{draft}`, an attachment's `{attachment}`). The document must hold exactly these
+    /// operations: adding a route means adding it here and documenting it.
     static let implementedRoutes: Set<String> = [
         "GET /v1/status",
         "GET /v1/prefs/{key}", "PUT /v1/prefs/{key}", "DELETE /v1/prefs/{key}",
@@ -260,7 +260,8 @@ import Testing
         let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
         let ahead = ErrorBody(PrefsError.ahead(since: 40, newest: 30))
         try checkEvery([compacted, stale, ahead], as: "Error")
-        try checkEvery([compacted.error, stale.error, ahead.error], as: "ErrorDetail")
+        let locked = ErrorBody(PrefsError(.locked, "Locked.", lock: PreferenceLock(key: "a.b", scope: "/accounts")))
+        try checkEvery([compacted.error, stale.error, ahead.error, locked.error], as: "ErrorDetail")
 
         // The documented enums are exactly the Swift ones (`unreachable` is the client's own, never answered).
         let codes = Set(document.enumValues(of: "ErrorDetail", property: "code"))
@@ -734,6 +735,10 @@ extension OpenAPIContractTests {
                 body: #"{"format": 1, "scope": "/x", "schemas": {}, "values": [{"key": "loaded.key", "scope": "/x/y", "value": true}], "locks": [{"key": "loaded.key", "scope": "/x"}]}"#,
                 expect: 200, "load"),
             Probe(
+                "POST", "/v1/load", query: [("replace", "1")],
+                body: #"{"format": 1, "scope": "/x", "values": [{"key": "replaced.key", "scope": "/x/z", "value": 1}]}"#,
+                expect: 200, "load replacing the subtree /x"),
+            Probe(
                 "POST", "/v1/load", body: #"{"format": 1, "values": [{"key": "locked.key", "scope": "/a/b", "value": 3}]}"#,
                 expect: 409, code: "locked", "a value below a lock"),
             Probe("POST", "/v1/load", body: #"{"format": 2}"#, expect: 400, code: "invalid_request", "unknown format"),
@@ -947,7 +952,7 @@ extension OpenAPIContractTests {
         case ("path", "key"), ("query", "key"): .refused(value: "Bad", code: "invalid_key")
         case ("path", "draft"), ("path", "attachment"), ("query", "draft"): .refused(value: "not-a-uuid", code: "invalid_request")
         case ("query", "scope"): .refused(value: "nope", code: "invalid_scope")
-        case ("query", "explain"), ("query", "recursive"): .refused(value: "maybe", code: "invalid_request")
+        case ("query", "explain"), ("query", "recursive"), ("query", "replace"): .refused(value: "maybe", code: "invalid_request")
         case ("query", "since"): .refused(value: "-4", code: "invalid_request")
         case ("query", "filename"): .refused(value: "", code: "invalid_request")
         case ("query", "kind"): .refused(value: "picture", code: "invalid_request")

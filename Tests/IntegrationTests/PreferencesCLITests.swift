@@ -70,10 +70,29 @@ import Testing
         #expect(try await daemon.prefsctl("set", "net.proxy", "corp2", "--scope", "/accounts").status == 0)
         #expect(try await daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "corp2")
 
-        #expect(try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 0)
+        let unlocked = try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts")
+        #expect(unlocked.status == 0)
+        #expect(unlocked.stdout.isEmpty)
         #expect(try await daemon.prefsctl("get", "net.proxy", "--scope", "/accounts/alice").output == "mine")
-        // Unlocking where no lock is changes nothing, as resetting where no value is.
-        #expect(try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts").status == 0)
+    }
+
+    @Test func resetAndUnlockOfNothingAnswerAlike() async throws {
+        let daemon = try await Daemon()
+        let reset = try await daemon.prefsctl("reset", "net.proxy", "--scope", "/accounts")
+        #expect(reset.status == 0)
+        #expect(reset.output == "nothing to reset: 'net.proxy' has no value at /accounts")
+        let recursive = try await daemon.prefsctl("reset", "net.proxy", "--scope", "/accounts", "--recursive")
+        #expect(recursive.output == "nothing to reset: 'net.proxy' has no value at /accounts or below")
+        let unlock = try await daemon.prefsctl("unlock", "net.proxy", "--scope", "/accounts")
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        #expect(unlock.output == "nothing to unlock: 'net.proxy' is not locked at /accounts")
+        for verb in ["reset", "unlock"] {
+            let json = try await daemon.prefsctl("--json", verb, "net.proxy", "--scope", "/accounts")
+            #expect(json.status == 0)
+            let result = try JSONDecoder().decode(WriteResult.self, from: Data(json.stdout.utf8))
+            #expect(result.revision == 0)
+            #expect((result.removed ?? 0) == 0)
+        }
     }
 
     @Test func schemasFromFileAndCLIRefuseBadValues() async throws {
@@ -141,6 +160,47 @@ import Testing
         #expect(try await target.prefsctl("dump", "--scope", "/accounts/alice").stdout.contains("\"/accounts/alice\""))
     }
 
+    @Test func loadMergesAndReplaceMakesTheSubtreeTheDump() async throws {
+        let daemon = try await Daemon()
+        _ = try await daemon.prefsctl("set", "a.b", "1", "--scope", "/accounts/alice")
+        _ = try await daemon.prefsctl("set", "a.c", "2", "--scope", "/accounts/alice/x")
+        _ = try await daemon.prefsctl("set", "a.d", "3", "--scope", "/accounts/bob")
+        let dump = try await daemon.prefsctl("dump", "--scope", "/accounts/alice")
+        _ = try await daemon.prefsctl("set", "a.e", "4", "--scope", "/accounts/alice/y")
+        _ = try await daemon.prefsctl("lock", "a.e", "--scope", "/accounts/alice")
+        let file = daemon.folder.appending(path: "alice.json")
+        try Data(dump.stdout.utf8).write(to: file)
+
+        let merged = try await daemon.prefsctl("load", file.path)
+        #expect(merged.status == 0)
+        #expect(merged.output.hasPrefix("loaded 2 values, 0 locks, 0 schemas (revision "))
+        let mergedDump = try await daemon.prefsctl("--json", "dump", "--scope", "/accounts/alice")
+        let kept = try JSONDecoder().decode(PrefsDump.self, from: Data(mergedDump.stdout.utf8))
+        #expect(kept.values.map(\.key) == ["a.b", "a.c", "a.e"])
+        #expect(kept.locks.map(\.key) == ["a.e"])
+
+        let replaced = try await daemon.prefsctl("load", "--replace", file.path)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(try await daemon.prefsctl("dump", "--scope", "/accounts/alice").stdout == dump.stdout)
+        #expect(try await daemon.prefsctl("get", "a.d", "--scope", "/accounts/bob").output == "3")
+    }
+
+    @Test func loadOfAFileThatIsNotADumpSaysSo() async throws {
+        let daemon = try await Daemon()
+        for (content, reason) in [
+            (#"{"timeline.fontSize": 16}"#, #"expected an object with "format""#),
+            ("[1, 2]", #"expected an object with "format""#),
+            ("{not json", "it is not JSON"),
+            (#"{"format": 1, "values": [{"key": "a.b", "scope": "/"}]}"#, #"at values.0: "value" is missing."#),
+        ] {
+            let result = try await CommandResult.run("prefsctl", ["--socket", daemon.socketPath, "load", "-"], stdin: Data(content.utf8))
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("prefsctl: - is not a prefsctl dump: "), "\(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(result.stderr)")
+            #expect(!result.stderr.contains("CodingKeys"))
+        }
+    }
+
     @Test func malformedDumpAppliesNothing() async throws {
         let daemon = try await Daemon()
         let bad = #"{"format": 1, "scope": "/", "schemas": {}, "locks": [], "values": [{"key": "ok.key", "scope": "/", "value": 1}, {"key": "Bad", "scope": "/", "value": 2}]}"#
@@ -163,9 +223,19 @@ import Testing
         #expect(try await daemon.prefsctl("status").stdout.contains(daemon.databasePath))
     }
 
-    @Test func usageErrorsExit2AndUnreachableDaemonExits69() async throws {
+    @Test func usageErrorsExit2WithTheVerbsUsageAndUnreachableDaemonExits69() async throws {
         #expect(try await CommandResult.run("prefsctl", ["frobnicate"]).status == 2)
         #expect(try await CommandResult.run("prefsctl", ["get"]).status == 2)
+        for arguments in [["get", "Timeline"], ["get", "a.b", "--scope", "a"], ["--json", "set", "a..b", "1"]] {
+            let usage = try await CommandResult.run("prefsctl", arguments)
+            #expect(usage.status == 2, "\(arguments)")
+            #expect(usage.stderr.contains("Usage: prefsctl \(arguments.first { !$0.hasPrefix("-") }!) "), "\(usage.stderr)")
+        }
+        let typo = try await CommandResult.run("prefsctl", ["gte", "a.b"])
+        #expect(typo.stderr.hasPrefix("Error: Unknown verb 'gte'. Did you mean 'get'?\nUsage: prefsctl <subcommand>"), "\(typo.stderr)")
+        let subTypo = try await CommandResult.run("prefsctl", ["drafts", "shwo", "x"])
+        #expect(subTypo.status == 2)
+        #expect(subTypo.stderr.hasPrefix("Error: Unknown verb 'shwo'. Did you mean 'show'?\nUsage: prefsctl drafts <subcommand>"), "\(subTypo.stderr)")
         let missing = try await CommandResult.run("prefsctl", ["--socket", "/tmp/prefsd-missing-\(UUID().uuidString.prefix(6)).sock", "get", "a.b"])
         #expect(missing.status == 69)
         #expect(missing.stderr.contains("Start the daemon with `prefsd`"))

@@ -1,7 +1,7 @@
 import PrefsKit
 import Testing
 
-/// The resolution chain (DESIGN.md, Preferences): override ?? lock ?? nearest scope ?? default ?? none.
+/// The resolution chain (README, Scopes): override ?? lock ?? nearest scope ?? default ?? none.
 @Suite("Preference resolution")
 struct PreferenceResolverTests {
     private let key = "timeline.fontSize"

@@ -25,7 +25,7 @@ struct PreferenceWriteRulesTests {
         #expect(reset?.code == .invalidKey)
     }
 
-    @Test("Setting below a lock is refused with locked, naming the lock and how to unlock")
+    @Test("Setting below a lock is refused with locked, carrying the lock; the message names no client's command")
     func setBelowLock() {
         let state = locked(at: ["/accounts"])
         for scope: ScopePath in ["/accounts/alice", "/accounts/alice/threads/42"] {
@@ -33,8 +33,10 @@ struct PreferenceWriteRulesTests {
                 try rules.checkSet(key: "a.b", value: 1, scope: scope, state: state)
             }
             #expect(error?.code == .locked)
+            #expect(error?.lock == PreferenceLock(key: "a.b", scope: "/accounts"))
             #expect(error?.message.contains("locked at /accounts") == true)
-            #expect(error?.message.contains("prefsctl unlock a.b --scope /accounts") == true)
+            #expect(error?.message.contains("remove the lock") == true)
+            #expect(error?.message.contains("prefsctl") == false)
         }
     }
 
@@ -110,6 +112,7 @@ struct PreferenceWriteRulesTests {
         let error = #expect(throws: PrefsError.self) { try strict.checkSet(key: "a.b", value: 1, scope: .root, state: nil) }
         #expect(error?.code == .unknownKey)
         #expect(error?.message.contains("--strict") == true)
+        #expect(error?.message.contains("prefsctl") == false)
         // A key with values and locks but no schema is still unknown.
         #expect(throws: PrefsError.self) { try strict.checkSet(key: "a.b", value: 1, scope: .root, state: locked(at: ["/x"])) }
         try strict.checkSet(key: "a.b", value: 1, scope: .root, state: KeyState(schema: PreferenceSchema(type: .int)))

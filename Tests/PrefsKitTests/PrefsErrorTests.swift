@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Errors")
 struct PrefsErrorTests {
-    @Test("HTTP statuses of DESIGN.md")
+    @Test("HTTP statuses of openapi.yaml")
     func httpStatus() {
         let expected: [PrefsError.Code: Int] = [
             .invalidRequest: 400, .invalidJSON: 400, .invalidKey: 400, .invalidScope: 400, .invalidValue: 400,
@@ -16,13 +16,14 @@ struct PrefsErrorTests {
         #expect(PrefsError.Code.allCases.filter { $0.httpStatus == 500 } == [.internal])
     }
 
-    @Test("prefsctl exit codes: 3 not found, 4 conflict, 69 unreachable, else 1")
+    @Test("prefsctl exit codes: 3 not found, 4 conflict, 69 unreachable or shutting down, else 1")
     func exitCodes() {
         #expect(PrefsError.Code.notFound.exitCode == 3)
         #expect(PrefsError.Code.locked.exitCode == 4)
         #expect(PrefsError.Code.conflict.exitCode == 4)
         #expect(PrefsError.Code.staleRevision.exitCode == 4)
         #expect(PrefsError.Code.unreachable.exitCode == 69)
+        #expect(PrefsError.Code.shuttingDown.exitCode == 69)
         #expect(PrefsError.Code.unavailable.exitCode == 1)
         #expect(PrefsError.Code.invalidValue.exitCode == 1)
     }
@@ -48,5 +49,15 @@ struct PrefsErrorTests {
             ErrorBody.self, from: Data(#"{"error": {"code": "brand_new", "message": "m"}}"#.utf8))
         #expect(unknown.prefsError(httpStatus: 409).code == .conflict)
         #expect(error.description == "Gone.")
+    }
+
+    @Test("A locked error's body carries the lock, and decodes back")
+    func lockedBody() throws {
+        let error = PrefsError(.locked, "Locked.", lock: PreferenceLock(key: "a.b", scope: "/accounts"))
+        let data = try JSONEncoder().encode(ErrorBody(error))
+        #expect(
+            try JSONValue(parsing: data)
+                == ["error": ["code": "locked", "message": "Locked.", "lock": ["key": "a.b", "scope": "/accounts"]]])
+        #expect(try JSONDecoder().decode(ErrorBody.self, from: data).prefsError(httpStatus: 409) == error)
     }
 }

@@ -56,6 +56,8 @@ struct DraftWatchTests {
             }
             #expect(bobEvents.map(\.kind) == [.draftCreated, .draftDeleted])
             #expect(bobEvents.allSatisfy { $0.draft == b1.id.uuidString })
+            // A deleted draft has no validity to report; the others say theirs.
+            #expect(bobEvents.map(\.valid) == [true, nil])
         }
     }
 

@@ -144,6 +144,77 @@ struct StoreDumpLoadTests {
         }
     }
 
+    @Test("A load merges: what the store holds and the dump does not, stays")
+    func loadMerges() async throws {
+        try await withStore(makeStore()) { store in
+            try await store.set("kept.value", to: 1, scope: "/accounts/alice")
+            try await store.lock("kept.lock", scope: "/accounts/alice")
+            try await store.load(PrefsDump(scope: "/accounts", schemas: [:], values: [PrefsDump.Value(key: "new.value", scope: "/accounts/alice", value: 2)], locks: []))
+            let after = try await store.dump(scope: .root)
+            #expect(after.values.map(\.key) == ["kept.value", "new.value"])
+            #expect(after.locks.map(\.key) == ["kept.lock"])
+        }
+    }
+
+    @Test("A load replacing a subtree leaves it equal to the dump, and everything outside it as it was")
+    func loadReplacingSubtree() async throws {
+        try await withStore(makeStore()) { store in
+            try await populate(store)
+            let replacement = PrefsDump(
+                scope: "/accounts/alice", schemas: [:],
+                values: [
+                    PrefsDump.Value(key: "timeline.fontSize", scope: "/accounts/alice", value: 20),
+                    PrefsDump.Value(key: "compose.locked", scope: "/accounts/alice/x", value: false),
+                    PrefsDump.Value(key: "compose.new", scope: "/accounts/alice/y", value: "n"),
+                ],
+                locks: [PrefsDump.Lock(key: "compose.locked", scope: "/accounts/alice")])
+            let outsideBefore = try await store.dump(scope: "/accounts/bob")
+            let rootValueBefore = try await store.resolve("timeline.fontSize").value
+            try await store.load(replacement, replacing: true)
+
+            // The subtree is the dump (with every schema, which are not per scope)…
+            var alice = try await store.dump(scope: "/accounts/alice")
+            #expect(alice.schemas.count == 2)
+            alice.schemas = [:]
+            #expect(alice == replacement)
+            // …and outside it nothing changed.
+            #expect(try await store.dump(scope: "/accounts/bob") == outsideBefore)
+            #expect(try await store.resolve("timeline.fontSize").value == rootValueBefore)
+
+            // A lock the dump does not hold is removed too; one left out of a merge is not.
+            try await store.lock("timeline.mode", scope: "/accounts/alice/threads")
+            try await store.load(replacement)
+            #expect(try await store.dump(scope: "/accounts/alice").locks.count == 2)
+            try await store.load(replacement, replacing: true)
+            #expect(try await store.dump(scope: "/accounts/alice").locks == replacement.locks)
+        }
+    }
+
+    @Test("A load replacing a subtree is all or nothing: refused, it removes nothing")
+    func loadReplacingIsAllOrNothing() async throws {
+        try await withStore(makeStore()) { store in
+            try await populate(store)
+            let before = try await store.dump(scope: .root)
+            let revision = try await store.status().revision
+            let refused = PrefsDump(
+                scope: "/accounts/alice", schemas: [:],
+                values: [PrefsDump.Value(key: "timeline.fontSize", scope: "/accounts/alice", value: 100)], locks: [])
+            let error = await #expect(throws: PrefsError.self) { try await store.load(refused, replacing: true) }
+            #expect(error?.code == .invalidValue)
+            #expect(try await store.dump(scope: .root) == before)
+            #expect(try await store.status().revision == revision)
+
+            // Values below a lock outside the subtree cannot be removed, as they cannot be set.
+            try await store.set("locked.above", to: 1, scope: "/accounts/alice/z")
+            try await store.lock("locked.above", scope: "/accounts")
+            let empty = PrefsDump(scope: "/accounts/alice", schemas: [:], values: [], locks: [])
+            let locked = await #expect(throws: PrefsError.self) { try await store.load(empty, replacing: true) }
+            #expect(locked?.code == .locked)
+            #expect(locked?.lock == PreferenceLock(key: "locked.above", scope: "/accounts"))
+            #expect(try await store.resolve("timeline.fontSize", scope: "/accounts/alice").value == 18)
+        }
+    }
+
     @Test("A lock outside the dump's scope is refused like a value outside it")
     func lockOutsideScope() async throws {
         try await withStore(makeStore()) { store in
