@@ -7,6 +7,7 @@ struct MissingContextService: PrefsService {
     let error: PrefsError
 
     func status() async throws -> ServiceStatus { throw error }
+    func waitForRevision(_ revision: Revision) async throws { throw error }
     func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference { throw error }
     func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] { throw error }
     func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult { throw error }

@@ -15,6 +15,8 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidSchema = "invalid_schema"
         case unknownKey = "unknown_key"
         case notFound = "not_found"
+        /// A known path asked with a method it does not take (HTTP 405, with `Allow`).
+        case methodNotAllowed = "method_not_allowed"
         case locked = "locked"
         case conflict = "conflict"
         case staleRevision = "stale_revision"
@@ -27,6 +29,9 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case storageFull = "storage_full"
         case shuttingDown = "shutting_down"
         case unavailable = "unavailable"
+        /// This host has not taken in a revision a request asked for (`minRevision`) within the
+        /// wait allowed: another host of the same database made it, and it is on its way.
+        case behind = "behind"
         /// The client could not reach the daemon (no socket, refused, cut off). Never sent by
         /// the daemon: the client makes it when a request gets no answer.
         case unreachable = "unreachable"
@@ -41,13 +46,14 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case .unauthorized: 401
             case .forbidden: 403
             case .notFound: 404
+            case .methodNotAllowed: 405
             case .locked, .conflict: 409
             case .compacted: 410
             case .staleRevision: 412
             case .tooLarge: 413
             case .limitReached: 429
             case .storageFull: 507
-            case .shuttingDown, .unavailable, .unreachable: 503
+            case .shuttingDown, .unavailable, .behind, .unreachable: 503
             case .internal: 500
             }
         }
@@ -70,6 +76,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case 401: self = .unauthorized
             case 403: self = .forbidden
             case 404: self = .notFound
+            case 405: self = .methodNotAllowed
             case 409: self = .conflict
             case 410: self = .compacted
             case 412: self = .staleRevision
@@ -92,6 +99,8 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For a watch from a revision the store has not reached (``ahead(since:newest:)``): the
     /// store's newest revision.
     public var newestRevision: Revision?
+    /// For `behind`: the newest revision this host has taken in.
+    public var appliedRevision: Revision?
     /// For `stale_revision`: the draft as it is now, to rebase the change on.
     public var currentDraft: Draft?
     /// For `locked`: the lock that refused the write, so that each client can name its own way
@@ -101,12 +110,13 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Makes an error with a code and a message.
     public init(
         _ code: Code, _ message: String, oldestRevision: Revision? = nil, newestRevision: Revision? = nil,
-        currentDraft: Draft? = nil, lock: PreferenceLock? = nil
+        appliedRevision: Revision? = nil, currentDraft: Draft? = nil, lock: PreferenceLock? = nil
     ) {
         self.code = code
         self.message = message
         self.oldestRevision = oldestRevision
         self.newestRevision = newestRevision
+        self.appliedRevision = appliedRevision
         self.currentDraft = currentDraft
         self.lock = lock
     }
@@ -132,6 +142,16 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "database. Read the current values and watch from their revision, or watch without since.",
             newestRevision: newest)
     }
+
+    /// The error for a request that asked for a revision this host has not taken in within the
+    /// wait allowed.
+    public static func behind(revision: Revision, applied: Revision) -> PrefsError {
+        PrefsError(
+            .behind,
+            "This host has revision \(applied), not yet \(revision); it is on its way from the database. "
+                + "Retry in a moment, or ask another host.",
+            appliedRevision: applied)
+    }
 }
 
 /// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a
@@ -143,6 +163,7 @@ public struct ErrorBody: Codable, Sendable {
         public var message: String
         public var oldestRevision: Revision?
         public var newestRevision: Revision?
+        public var appliedRevision: Revision?
         /// For `locked`: `{"key", "scope"}` of the lock that refused the write.
         public var lock: PreferenceLock?
     }
@@ -154,7 +175,7 @@ public struct ErrorBody: Codable, Sendable {
     public init(_ error: PrefsError) {
         self.error = Detail(
             code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision,
-            newestRevision: error.newestRevision, lock: error.lock)
+            newestRevision: error.newestRevision, appliedRevision: error.appliedRevision, lock: error.lock)
         self.current = error.currentDraft
     }
 
@@ -165,6 +186,7 @@ public struct ErrorBody: Codable, Sendable {
             error.message,
             oldestRevision: error.oldestRevision,
             newestRevision: error.newestRevision,
+            appliedRevision: error.appliedRevision,
             currentDraft: current,
             lock: error.lock
         )

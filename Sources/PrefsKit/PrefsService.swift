@@ -1,105 +1,24 @@
-/// The service an application, the CLI and the daemon's HTTP routes talk to: preferences here,
-/// drafts and attachments through ``DraftsService``.
+/// The service an application, the CLI and the daemon's HTTP API talk to: preferences
+/// (``PreferencesService``), drafts and attachments (``DraftsService``), and the watches that
+/// tell of every change to either.
 ///
-/// Two implementations: `EmbeddedStore` (SQLite in this process) and `PrefsClient` (the
-/// `prefsd` daemon over its Unix socket). Both give the same answers and the same errors
-/// (``PrefsError``), so code and tests written against this protocol run against either.
-public protocol PrefsService: DraftsService {
+/// Three implementations: `EmbeddedStore` (SQLite in this process), `PostgresStore` (a
+/// PostgreSQL database several hosts share) and `PrefsClient` (the `prefsd` daemon over its Unix
+/// socket). They give the same answers and the same errors (``PrefsError``), so code and tests
+/// written against this protocol run against any of them.
+public protocol PrefsService: PreferencesService, DraftsService {
     /// Version, database, current revision, uptime and counts.
     func status() async throws -> ServiceStatus
 
-    /// The effective value of `key` at `scope`, its source and, with `explain`, every layer.
-    func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference
-
-    /// The effective value at `scope` of every key that has one there, optionally only keys
-    /// starting with `prefix`, sorted by key.
-    func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference]
-
-    /// Sets `key` to `value` at `scope`. When the value is already stored there, nothing changes
-    /// (no revision, no change event) and the answer carries the current revision.
-    @discardableResult
-    func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult
-
-    /// Removes `key`'s value at `scope`, and with `recursive` at every scope below it too. The
-    /// answer's `removed` counts the values removed; with none, nothing changes and the answer
-    /// carries the current revision.
-    @discardableResult
-    func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult
-
-    /// Applies every operation in one transaction: all of them, or none.
-    @discardableResult
-    func apply(_ batch: PreferenceBatch) async throws -> WriteResult
-
-    /// Locks `key` at `scope`: it resolves to the lock scope's value there and everywhere below,
-    /// and cannot be changed below it. Locking where a lock already is changes nothing, and the
-    /// answer carries the current revision.
-    @discardableResult
-    func lock(_ key: String, scope: ScopePath) async throws -> WriteResult
-
-    /// Removes the lock on `key` at `scope`. The answer's `removed` is 1, or 0 when there was no
-    /// lock there: then nothing changes and the answer carries the current revision.
-    @discardableResult
-    func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult
-
-    /// Every registered schema, by key.
-    func schemas() async throws -> [String: PreferenceSchema]
-
-    /// Registers (or replaces) schemas. Refused if a stored value breaks its new schema.
-    @discardableResult
-    func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult
-
-    /// The values, locks and schemas of `scope`'s subtree.
-    func dump(scope: ScopePath) async throws -> PrefsDump
-
-    /// Loads a dump in one transaction: all of it, or none of it. It merges: values and locks
-    /// the store holds and the dump does not stay — unless `replacing`, which first removes
-    /// those of the dump's scope and below, so that this subtree ends up equal to the dump.
-    /// The dump's schemas are registered either way; none is removed.
-    @discardableResult
-    func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult
-
     /// The changes `request` selects, as they are committed: first those after
     /// `request.since` from the change log, then live ones. Ends with an error `compacted` if
-    /// `since` is older than the log keeps.
+    /// `since` is older than the log keeps; errors that make the watch impossible (an invalid
+    /// key, too many watches open, the service closing) end it before any event.
     func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error>
 
-    /// Like ``watch(_:)``, but throws at once — before any event — what makes the watch
-    /// impossible, where the service can tell: an invalid key, a `since` already compacted, too
-    /// many watches open, the service closing. (The server answers those with a status.)
-    func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error>
-}
-
-extension PrefsService {
-    /// The effective value of `key` at `scope` (default `/`).
-    public func resolve(_ key: String, scope: ScopePath = .root) async throws -> ResolvedPreference {
-        try await resolve(key, scope: scope, explain: false)
-    }
-
-    /// Loads a dump, merging it into what the store holds (``load(_:replacing:)``).
-    @discardableResult
-    public func load(_ dump: PrefsDump) async throws -> WriteResult {
-        try await load(dump, replacing: false)
-    }
-
-    /// Sets `key` to `value` at `/`.
-    @discardableResult
-    public func set(_ key: String, to value: JSONValue) async throws -> WriteResult {
-        try await set(key, to: value, scope: .root)
-    }
-
-    /// The schema of one key; `not_found` if it has none.
-    public func schema(for key: String) async throws -> PreferenceSchema {
-        try KeyName.validate(key)
-        guard let schema = try await schemas()[key] else {
-            throw PrefsError(.notFound, "'\(key)' has no schema.")
-        }
-        return schema
-    }
-}
-
-extension PrefsService {
-    /// By default, ``watch(_:)``: its errors come through the stream.
-    public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
-        watch(request)
-    }
+    /// Returns once the service has taken in `revision` (a revision a write answered, through
+    /// this service or another host of the same database): at once when it has — always, on a
+    /// database with one writer — else after a short wait, or throws `behind` with the revision
+    /// it has. Reads made after it see that revision's changes.
+    func waitForRevision(_ revision: Revision) async throws
 }
