@@ -1,23 +1,34 @@
 import Foundation
 import PackagePlugin
 
-/// Compiles the package's `Migrations/*.sql` files into the target as Swift source, so a built
-/// binary carries its schema and can migrate a database wherever it is installed.
+/// Compiles the package's SQL migrations — `Migrations/DIALECT/NNNN_name.sql`, one folder per
+/// database (`sqlite`, `postgres`) — into the target as Swift source, so a built binary carries
+/// its schema and can migrate a database wherever it is installed.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         let migrations = context.package.directoryURL.appending(path: "Migrations")
-        let sqlFiles = try FileManager.default
-            .contentsOfDirectory(at: migrations, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "sql" }
+        let dialects = try FileManager.default
+            .contentsOfDirectory(at: migrations, includingPropertiesForKeys: [.isDirectoryKey])
+            .filter { (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        var arguments: [String] = []
+        var inputFiles: [URL] = []
+        for dialect in dialects {
+            let sqlFiles = try FileManager.default
+                .contentsOfDirectory(at: dialect, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "sql" }
+                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            arguments += ["--dialect", dialect.lastPathComponent] + sqlFiles.map(\.path)
+            inputFiles += sqlFiles
+        }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
         return [
             .buildCommand(
-                displayName: "Embedding \(sqlFiles.count) SQL migrations",
+                displayName: "Embedding \(inputFiles.count) SQL migrations",
                 executable: try context.tool(named: "MigrationEmbedder").url,
-                arguments: [output.path] + sqlFiles.map(\.path),
-                inputFiles: sqlFiles,
+                arguments: [output.path] + arguments,
+                inputFiles: inputFiles,
                 outputFiles: [output]
             )
         ]

@@ -54,10 +54,15 @@ final class BlobHold: Sendable {
         await free(sha256)
     }
 
-    deinit {
+    /// Releases the hold now, and frees the blob soon if this was its last hold.
+    func releaseSoon() {
         guard take() else { return }
         let (free, sha256) = (free, sha256)
         Task { await free(sha256) }
+    }
+
+    deinit {
+        releaseSoon()
     }
 
     /// Releases the hold if it is still held; true if the blob then needs freeing.

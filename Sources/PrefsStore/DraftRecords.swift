@@ -38,25 +38,6 @@ enum DraftRecords {
             arguments: arguments)
     }
 
-    /// The drafts whose compose scope lies within `scope`: those a compose preference set there governs.
-    static func fetchAll(_ db: Database, within scope: ScopePath) throws -> [Draft] {
-        let segments = scope.path.split(separator: "/").map(String.init)
-        switch segments.count {
-        case 0:
-            return try fetchAll(db, account: nil, thread: nil)
-        case 1 where segments[0] == "accounts":
-            return try fetchAll(db, account: nil, thread: nil)
-        case 2 where segments[0] == "accounts":
-            return try fetchAll(db, account: segments[1], thread: nil)
-        case 3 where segments[0] == "accounts" && segments[2] == "threads":
-            return try fetchAll(db, account: segments[1], thread: nil).filter { $0.thread != nil }
-        case 4 where segments[0] == "accounts" && segments[2] == "threads":
-            return try fetchAll(db, account: segments[1], thread: segments[3])
-        default:
-            return []
-        }
-    }
-
     private static func fetchDrafts(_ db: Database, sql: String, arguments: StatementArguments) throws -> [Draft] {
         try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             try draft(row, attachments: attachments(db, of: UUID(uuidString: row["id"])!))

@@ -1,41 +1,28 @@
 import Foundation
 import GRDB
+import PrefsEngine
 import PrefsKit
 
 /// The SQL for preference rows: values, locks and schemas. Called inside the writer's
 /// transaction, and once at open to fill the cache.
 enum PreferenceRecords {
-    /// Every key's stored state, read once when the store opens.
-    static func loadAll(_ db: Database) throws -> [String: KeyState] {
-        var keys: [String: KeyState] = [:]
-        // At most one key per row: sized once, the dictionary is not rehashed as it grows.
-        keys.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
-        // In key order (the primary key's, so no sort): each key's values are gathered, then
-        // stored once, rather than its state being looked up and copied for every row.
+    /// Adds every key's stored state to `builder`, read once when the store opens.
+    static func loadAll(_ db: Database, into builder: inout StorageSnapshot.Builder) throws {
+        // In key order (the primary key's, so no sort): each key's values are gathered at once.
         let values = try Row.fetchCursor(db, sql: "SELECT key, scope, value, revision FROM preference ORDER BY key")
-        var gathering: (key: String, values: [ScopePath: StoredValue])?
         while let row = try values.next() {
-            let key: String = row[0]
-            let stored = StoredValue(value: try JSONValue(parsing: row[2] as String), revision: row[3])
-            let scope = try ScopePath(row[1])
-            if gathering?.key == key {
-                gathering!.values[scope] = stored
-            } else {
-                if let (key, values) = gathering { keys[key] = KeyState(values: values) }
-                gathering = (key, [scope: stored])
-            }
+            builder.addValue(
+                key: row["key"], scope: try ScopePath(row["scope"]), value: try JSONValue(parsing: row["value"] as String),
+                revision: row["revision"])
         }
-        if let (key, values) = gathering { keys[key] = KeyState(values: values) }
         let locks = try Row.fetchCursor(db, sql: "SELECT key, scope, revision FROM preference_lock")
         while let row = try locks.next() {
-            keys[row[0] as String, default: KeyState()].locks[try ScopePath(row[1])] = row[2]
+            builder.addLock(key: row["key"], scope: try ScopePath(row["scope"]), revision: row["revision"])
         }
         let schemas = try Row.fetchCursor(db, sql: "SELECT key, definition FROM preference_schema")
         while let row = try schemas.next() {
-            let schema = try PreferenceSchema(json: Data((row[1] as String).utf8))
-            keys[row[0] as String, default: KeyState()].schema = schema
+            builder.addSchema(key: row["key"], schema: try PreferenceSchema(json: Data((row["definition"] as String).utf8)))
         }
-        return keys
     }
 
     static func upsertValue(_ db: Database, key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {
@@ -70,14 +57,5 @@ enum PreferenceRecords {
                 """,
             arguments: [key, schema.canonicalText, revision]
         )
-    }
-}
-
-extension PreferenceSchema {
-    /// The schema as sorted-key JSON, the form the store keeps.
-    var canonicalText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 }

@@ -7,10 +7,10 @@ import PrefsKit
 /// A file that is not SQLite, is corrupt, or was written by a newer prefsd is refused before
 /// anything writes to it: those checks run on a read-only connection.
 enum StoreDatabase {
-    /// The migrations this build applies, from `Migrations/*.sql`, compiled in.
+    /// The migrations this build applies, from `Migrations/sqlite/*.sql`, compiled in.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        for (identifier, sql) in EmbeddedMigrations.all {
+        for (identifier, sql) in EmbeddedMigrations.sqlite {
             migrator.registerMigration(identifier) { db in try db.execute(sql: sql) }
         }
         return migrator
@@ -79,7 +79,7 @@ enum StoreDatabase {
                             + "Restore it from a dump or a backup, or choose another --db."
                     )
                 }
-                let known = Set(EmbeddedMigrations.all.map(\.identifier))
+                let known = Set(EmbeddedMigrations.sqlite.map(\.identifier))
                 let unknown = try migrator.appliedIdentifiers(db).subtracting(known)
                 guard unknown.isEmpty else {
                     throw PrefsError(

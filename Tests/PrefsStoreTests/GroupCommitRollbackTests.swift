@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@testable import PrefsEngine
 import PrefsKit
 @testable import PrefsStore
 import TestHarness
@@ -28,7 +29,7 @@ struct GroupCommitRollbackTests {
     }
 
     /// Queues `work` with the writer at once, and returns what waits for its outcome.
-    static func queue(_ work: @escaping @Sendable (WriteContext) throws -> Void, on store: EmbeddedStore) -> Task<Void, any Error> {
+    static func queue(_ work: @escaping @Sendable (WriteBatch) throws -> Void, on store: EmbeddedStore) -> Task<Void, any Error> {
         let (outcome, report) = AsyncStream<Result<Void, any Error>>.makeStream()
         store.writer.submit(work, leadingHere: false) { result in
             report.yield(result)
@@ -51,7 +52,7 @@ struct GroupCommitRollbackTests {
             let first = Self.queue({ context in
                 _ = try context.setValue("batch.a", to: 1, scope: .root)
                 // What SQLite does by itself after some errors: the whole transaction is gone.
-                try context.db.execute(sql: "ROLLBACK")
+                try (context.connection as! SQLiteWriteConnection).db.execute(sql: "ROLLBACK")
                 throw DatabaseError(resultCode: .SQLITE_FULL)
             }, on: store)
             let later = (0..<2).map { index in

@@ -15,7 +15,7 @@ struct StoreDurabilityTests {
     func writerSynchronous(durability: StoreConfiguration.Durability, expected: Int) async throws {
         try await withStore(makeStore { $0.durability = durability }) { store in
             try await store.set("k", to: 1)
-            let synchronous = try await store.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+            let synchronous = try await store.storage.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
             #expect(synchronous == expected)
         }
     }

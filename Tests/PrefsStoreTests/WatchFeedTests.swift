@@ -1,10 +1,11 @@
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import Synchronization
 import TestHarness
 import Testing
 
-/// The store's watches read as feeds (``FeedWatching``), the way the daemon's event loop reads
+/// The store's watches read as feeds (``WatchFeed``), the way the daemon's event loop reads
 /// them: wake-ups, pacing, ends, and which writes reach which feed.
 @Suite("Watch: feeds", .timeLimit(.minutes(1)))
 struct WatchFeedTests {
@@ -124,5 +125,15 @@ struct WatchFeedTests {
             #expect(rest.events.map(\.kind) == [.set, .shutdown])
             #expect(rest.ended)
         }
+    }
+}
+
+extension EmbeddedStore {
+    /// A feed of `request` that calls `onReady` when it has something after a poll found it
+    /// waiting.
+    fileprivate func openWatchFeed(_ request: WatchRequest, onReady: @escaping @Sendable () -> Void) throws -> any WatchFeed {
+        let feed = try openWatchFeed(request)
+        feed.wakeWhenReady(onReady)
+        return feed
     }
 }

@@ -1,3 +1,4 @@
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import TestHarness
@@ -34,7 +35,7 @@ struct WatchResumeTests {
             var all = WatchReader(store.watch(WatchRequest(since: 0)))
             var none = WatchReader(store.watch(WatchRequest(since: 5)))
             for since: Revision in [6, 100] {
-                let ahead = await #expect(throws: PrefsError.self) { try await store.openWatch(WatchRequest(since: since)) }
+                let ahead = #expect(throws: PrefsError.self) { try store.openWatchFeed(WatchRequest(since: since)) }
                 #expect(ahead?.code == .invalidRequest)
                 #expect(ahead?.message.contains("Revision \(since) is ahead of the store, whose newest revision is 5") == true)
                 var stream = WatchReader(store.watch(WatchRequest(since: since)))

@@ -2,8 +2,9 @@ import PrefsStore
 
 /// Runs `body` with `store`, then closes the store with `closeWithoutBlocking()` — also when
 /// `body` throws, whose error is then rethrown.
-public func withStore<T>(
-    _ store: EmbeddedStore, isolation: isolated (any Actor)? = #isolation, _ body: (EmbeddedStore) async throws -> T
+public func withStore<Storage: PrefsStorage, T>(
+    _ store: PrefsEngine<Storage>, isolation: isolated (any Actor)? = #isolation,
+    _ body: (PrefsEngine<Storage>) async throws -> T
 ) async throws -> T {
     try await withCleanup(isolation: isolation) { try await body(store) } cleanup: { await store.closeWithoutBlocking() }
 }

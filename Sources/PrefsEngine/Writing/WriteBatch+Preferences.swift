@@ -3,7 +3,7 @@ import PrefsKit
 /// The preference writes, each checked by ``PreferenceWriteRules`` against the state this batch
 /// sees, then stored, logged and applied to the batch's overlay. A request that throws midway is
 /// rolled back whole by the writer.
-extension WriteContext {
+extension WriteBatch {
     /// Sets `key` to `value` at `scope`; locks at `permittedLocks` do not refuse it. Returns the
     /// change's revision; when `value` is already stored there (equal as JSON), nothing changes
     /// and it returns the current revision.
@@ -18,7 +18,7 @@ extension WriteContext {
         ) { state, revision in
             state.values[scope] = StoredValue(value: value, revision: revision)
         }
-        try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
+        try connection.upsertValue(key: key, scope: scope, value: value, revision: revision)
         return revision
     }
 
@@ -32,7 +32,7 @@ extension WriteContext {
             try record(.reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText) {
                 state, _ in state.values[target] = nil
             }
-            try PreferenceRecords.deleteValue(db, key: key, scope: target)
+            try connection.deleteValue(key: key, scope: target)
         }
         return targets.count
     }
@@ -42,7 +42,7 @@ extension WriteContext {
         try KeyName.validate(key)
         guard state(of: key)?.locks[scope] == nil else { return }
         let revision = try record(.lock, key: key, scope: scope) { state, revision in state.locks[scope] = revision }
-        try PreferenceRecords.insertLock(db, key: key, scope: scope, revision: revision)
+        try connection.insertLock(key: key, scope: scope, revision: revision)
     }
 
     /// Removes the lock on `key` at `scope`. Returns how many it removed: 0 when there is none
@@ -51,7 +51,7 @@ extension WriteContext {
         try KeyName.validate(key)
         guard state(of: key)?.locks[scope] != nil else { return 0 }
         try record(.unlock, key: key, scope: scope) { state, _ in state.locks[scope] = nil }
-        try PreferenceRecords.deleteLock(db, key: key, scope: scope)
+        try connection.deleteLock(key: key, scope: scope)
         return 1
     }
 
@@ -75,7 +75,7 @@ extension WriteContext {
         let revision = try record(
             .schema, key: key, scope: nil, value: schema.jsonValue, oldValue: state?.schema?.canonicalText
         ) { state, _ in state.schema = schema }
-        try PreferenceRecords.upsertSchema(db, key: key, schema: schema, revision: revision)
+        try connection.upsertSchema(key: key, schema: schema, revision: revision)
     }
 
     /// Applies one batch operation; returns its revision (the current one if it changed nothing).

@@ -28,6 +28,9 @@ public struct StoreConfiguration: Sendable {
     public var watchBufferLimit: Int = 10_000
     /// The largest attachment accepted, in bytes (`--max-attachment-bytes`); 100 MiB by default.
     public var maximumAttachmentBytes: Int64 = 100 * 1024 * 1024
+    /// How long a request that names a revision this host has not taken in yet (`minRevision`, a
+    /// watch's `since` on a shared database) waits for it before the answer is `behind`.
+    public var revisionWait: Duration = .seconds(2)
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
 

@@ -4,17 +4,10 @@ import PrefsKit
 /// Draft and attachment writes, inside the batch's transaction. Each change bumps the draft's
 /// revision and records a draft event carrying the draft's account, thread, revision and
 /// validity; moves keep thread positions dense, and the siblings that move get events too.
-extension WriteContext {
-    /// Frees the bytes `sha256` if no attachment uses them and no download is reading them (the
-    /// last download to end frees them then).
-    func freeBlobIfUnused(_ sha256: String) throws {
-        guard !blobHolds.isHeld(sha256) else { return }
-        try DraftRecords.freeBlobIfUnused(db, sha256: sha256)
-    }
-
+extension WriteBatch {
     /// The draft, or `not_found`.
     func existingDraft(_ id: UUID) throws -> Draft {
-        guard let draft = try DraftRecords.fetch(db, id: id) else {
+        guard let draft = try connection.draft(id) else {
             throw PrefsError(.notFound, "There is no draft \(id.uuidString).")
         }
         return draft
@@ -33,7 +26,7 @@ extension WriteContext {
         if let thread = input.thread {
             draft.position = try openPlace(in: thread, for: draft.account, at: input.position)
         }
-        try DraftRecords.insert(db, draft)
+        try connection.insertDraft(draft)
         try recordDraft(.draftCreated, draft)
         return draft
     }
@@ -64,7 +57,7 @@ extension WriteContext {
         }
         draft.revision += 1
         draft.updatedAt = Date(timeIntervalSince1970: time)
-        try DraftRecords.update(db, draft)
+        try connection.updateDraft(draft)
         try recordDraft(.draftUpdated, draft, previousThread: old.thread != draft.thread ? old.thread : nil)
         return draft
     }
@@ -72,8 +65,7 @@ extension WriteContext {
     func deleteDraft(_ id: UUID, ifRevision: Int64?) throws {
         let draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
-        try DraftRecords.delete(db, draft)
-        for sha256 in Set(draft.attachments.map(\.sha256)) { try freeBlobIfUnused(sha256) }
+        try connection.deleteDraft(draft)
         if let thread = draft.thread, let position = draft.position {
             try closePlace(in: thread, at: position, leaving: id)
         }
@@ -89,14 +81,14 @@ extension WriteContext {
     ) throws -> AttachmentResult {
         var draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
-        if !(try DraftRecords.blobExists(db, sha256: sha256)) {
-            try DraftRecords.insertBlob(db, sha256: sha256, byteSize: byteSize, from: file)
+        if !(try connection.blobExists(sha256: sha256)) {
+            try connection.insertBlob(sha256: sha256, byteSize: byteSize, from: file)
         }
         let attachment = Attachment(
             id: UUID(), draft: id, position: draft.attachments.count, kind: media.kind, mimeType: media.mimeType,
             filename: Filename.sanitize(upload.filename), byteSize: byteSize, sha256: sha256, altText: upload.altText,
             width: media.width, height: media.height)
-        try DraftRecords.insert(db, attachment)
+        try connection.insertAttachment(attachment)
         draft.attachments.append(attachment)
         try bump(&draft)
         try recordDraft(.attachmentAdded, draft, attachment: attachment.id)
@@ -119,7 +111,7 @@ extension WriteContext {
         }
         draft.attachments.insert(attachment, at: position)
         try renumberAttachments(&draft)
-        try DraftRecords.update(db, draft.attachments[position])  // its alt text, whether it moved or not
+        try connection.updateAttachment(draft.attachments[position])  // its alt text, whether it moved or not
         try bump(&draft)
         try recordDraft(.attachmentUpdated, draft, attachment: attachmentID)
         return AttachmentResult(attachment: draft.attachments[position], draft: draft)
@@ -131,9 +123,7 @@ extension WriteContext {
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
-        let removed = draft.attachments.remove(at: index)
-        try DraftRecords.delete(db, removed)
-        try freeBlobIfUnused(removed.sha256)
+        try connection.deleteAttachment(draft.attachments.remove(at: index))
         try renumberAttachments(&draft)
         try bump(&draft)
         try recordDraft(.attachmentRemoved, draft, attachment: attachmentID)
@@ -159,13 +149,33 @@ extension WriteContext {
     /// whose validation changed. Costs one pass over those drafts; compose preferences change rarely.
     func revalidateDrafts(afterChangeOf key: String, at scope: ScopePath?, before: KeyState?) throws {
         guard ComposeRules.keys.contains(key) else { return }
-        for draft in try DraftRecords.fetchAll(db, within: scope ?? .root) {
+        for draft in try drafts(within: scope ?? .root) {
             let draftScope = try draft.scope
             let now = DraftValidation(of: draft, rules: composeRules(at: draftScope))
             let then = DraftValidation(of: draft, rules: composeRules(at: draftScope, substitute: (key, before)))
             if now.problems != then.problems {
                 try recordDraft(.validation, draft, validity: .known(now.valid))
             }
+        }
+    }
+
+    /// The drafts whose compose scope lies within `scope`: those a compose preference set there
+    /// governs (`/accounts/A` and `/accounts/A/threads/T` are the scopes drafts have).
+    private func drafts(within scope: ScopePath) throws -> [Draft] {
+        let segments = scope.path.split(separator: "/").map(String.init)
+        switch segments.count {
+        case 0:
+            return try connection.drafts(account: nil, thread: nil)
+        case 1 where segments[0] == "accounts":
+            return try connection.drafts(account: nil, thread: nil)
+        case 2 where segments[0] == "accounts":
+            return try connection.drafts(account: segments[1], thread: nil)
+        case 3 where segments[0] == "accounts" && segments[2] == "threads":
+            return try connection.drafts(account: segments[1], thread: nil).filter { $0.thread != nil }
+        case 4 where segments[0] == "accounts" && segments[2] == "threads":
+            return try connection.drafts(account: segments[1], thread: segments[3])
+        default:
+            return []
         }
     }
 
@@ -201,20 +211,20 @@ extension WriteContext {
     private func bump(_ draft: inout Draft) throws {
         draft.revision += 1
         draft.updatedAt = Date(timeIntervalSince1970: time)
-        try DraftRecords.update(db, draft)
+        try connection.updateDraft(draft)
     }
 
     private func renumberAttachments(_ draft: inout Draft) throws {
         for index in draft.attachments.indices where draft.attachments[index].position != index {
             draft.attachments[index].position = index
-            try DraftRecords.update(db, draft.attachments[index])
+            try connection.updateAttachment(draft.attachments[index])
         }
     }
 
     /// Makes room at `position` (default: the end) in `thread`, moving later drafts down one.
     /// Returns the position taken.
     private func openPlace(in thread: String, for account: String, at position: Int?, moving id: UUID? = nil) throws -> Int {
-        let siblings = try DraftRecords.fetchAll(db, account: nil, thread: thread).filter { $0.id != id }
+        let siblings = try connection.drafts(account: nil, thread: thread).filter { $0.id != id }
         if let other = siblings.first(where: { $0.account != account }) {
             throw PrefsError(.invalidRequest, "Thread '\(thread)' belongs to account '\(other.account)', not '\(account)'.")
         }
@@ -233,7 +243,7 @@ extension WriteContext {
 
     /// Closes the gap `leaving` leaves at `position` in `thread`, moving later drafts up one.
     private func closePlace(in thread: String, at position: Int, leaving id: UUID) throws {
-        for var sibling in try DraftRecords.fetchAll(db, account: nil, thread: thread)
+        for var sibling in try connection.drafts(account: nil, thread: thread)
         where sibling.id != id && (sibling.position ?? 0) > position {
             sibling.position = (sibling.position ?? 0) - 1
             try bump(&sibling)

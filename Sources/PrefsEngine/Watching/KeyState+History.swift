@@ -30,15 +30,3 @@ extension KeyState {
         }
     }
 }
-
-extension PreferenceSchema {
-    /// Decodes a schema from JSON.
-    init(json: Data) throws {
-        self = try WireJSON.decode(PreferenceSchema.self, from: json)
-    }
-
-    /// The schema as a JSON value, as `schema` change events carry it.
-    var jsonValue: JSONValue {
-        (try? JSONValue(parsing: canonicalText)) ?? .null
-    }
-}

@@ -1,15 +1,14 @@
 import Crypto
 import Foundation
-import GRDB
 import PrefsKit
 
-extension EmbeddedStore {
+extension PrefsEngine {
     public func drafts(account: String?, thread: String?) async throws -> [Draft] {
-        try await pool.read { db in try DraftRecords.fetchAll(db, account: account, thread: thread) }
+        try await storage.drafts(account: account, thread: thread)
     }
 
     public func draft(_ id: UUID) async throws -> Draft {
-        guard let draft = try await pool.read({ db in try DraftRecords.fetch(db, id: id) }) else {
+        guard let draft = try await storage.draft(id) else {
             throw PrefsError(.notFound, "There is no draft \(id.uuidString).")
         }
         return draft
@@ -72,24 +71,17 @@ extension EmbeddedStore {
         try await write { context in try context.removeAttachment(attachment, of: draft, ifRevision: ifRevision) }
     }
 
-    /// The attachment and its bytes, which the download holds until it ends (``BlobHolds``): a
-    /// download that has begun delivers them whole, even if the attachment is removed or its draft
-    /// deleted meanwhile; the bytes are freed after it if nothing else uses them.
+    /// The attachment and its bytes, which the download holds until it ends
+    /// (``PrefsStorage/openBlob(_:)``): a download that has begun delivers them whole, even if the
+    /// attachment is removed or its draft deleted meanwhile; the bytes are freed after it if
+    /// nothing else uses them.
     public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
-        // Found and held in one request of the writer: a removal committed before it is seen, and
-        // one after it finds the hold.
-        let (found, chunkCount, hold) = try await write { [blobHolds] context in
-            guard let found = try context.existingDraft(draft).attachments.first(where: { $0.id == attachment }) else {
-                throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
-            }
-            let chunkCount = try DraftRecords.chunkCount(context.db, sha256: found.sha256) ?? 0
-            let hold = BlobHold(found.sha256, in: blobHolds) { [weak self] sha256 in
-                _ = try? await self?.write { context in try context.freeBlobIfUnused(sha256) }
-            }
-            return (found, chunkCount, hold)
+        let found = try await self.draft(draft).attachments.first { $0.id == attachment }
+        guard let found, let blob = try await storage.openBlob(found.sha256) else {
+            throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
         }
-        let reader = BlobReader(pool: pool, attachment: found, chunkCount: chunkCount, hold: hold)
-        return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await reader.next() })
+        let download = BlobDownload(blob)
+        return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await download.next() })
     }
 
     /// An upload written to a file beside the database, hashed and measured on the way: nothing
@@ -100,7 +92,7 @@ extension EmbeddedStore {
     private func stage(_ bytes: AsyncThrowingStream<Data, any Error>, of upload: AttachmentUpload) async throws
         -> (file: URL, sha256: String, byteSize: Int64, media: AttachmentMedia)
     {
-        let folder = uploadsFolder
+        let folder = storage.stagingFolder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let file = folder.appending(path: UUID().uuidString)
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
@@ -133,40 +125,7 @@ extension EmbeddedStore {
             return (file, sha256, byteSize, try media ?? AttachmentMedia(upload, header: ImageHeader(sniffing: prefix)))
         } catch {
             try? FileManager.default.removeItem(at: file)
-            throw StoreErrors.translateFileError(error)
+            throw StagingErrors.translate(error)
         }
-    }
-}
-
-/// Reads an attachment's bytes one chunk at a time, only when the consumer asks for the next: a
-/// slow reader (a download over a socket) holds one chunk in memory, not the whole file. Its
-/// ``BlobHold`` keeps the bytes until the last chunk is read, or the reader is dropped.
-private actor BlobReader {
-    private let pool: DatabasePool
-    private let attachment: Attachment
-    private let chunkCount: Int
-    private let hold: BlobHold
-    private var number = 0
-
-    init(pool: DatabasePool, attachment: Attachment, chunkCount: Int, hold: BlobHold) {
-        self.pool = pool
-        self.attachment = attachment
-        self.chunkCount = chunkCount
-        self.hold = hold
-    }
-
-    /// The next chunk; nil after the last, once the hold is released.
-    func next() async throws -> Data? {
-        guard number < chunkCount else {
-            await hold.release()
-            return nil
-        }
-        let sha256 = attachment.sha256
-        let number = number
-        guard let chunk = try await pool.read({ db in try DraftRecords.chunk(db, sha256: sha256, number: number) }) else {
-            throw PrefsError(.notFound, "The attachment \(attachment.id.uuidString) was removed while it was read.")
-        }
-        self.number += 1
-        return chunk
     }
 }

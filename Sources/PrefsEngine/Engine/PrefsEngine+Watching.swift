@@ -1,7 +1,6 @@
-import GRDB
 import PrefsKit
 
-extension EmbeddedStore {
+extension PrefsEngine {
     /// Watches committed changes. With `since`, first replays every selected change after it
     /// from the change log, then goes live — nothing missed, nothing repeated. `since` older
     /// than the log keeps ends the stream with `compacted`, carrying the oldest revision; `since`
@@ -14,18 +13,6 @@ extension EmbeddedStore {
         }
     }
 
-    public func openWatch(_ request: WatchRequest) async throws -> AsyncThrowingStream<ChangeEvent, any Error> {
-        try openStream(request)
-    }
-
-    public func openEndableWatch(_ request: WatchRequest) async throws
-        -> (events: AsyncThrowingStream<ChangeEvent, any Error>, end: @Sendable () -> Void)
-    {
-        let handle = try subscribe(request)
-        // `end` holds only the channel, so it keeps nothing alive.
-        return (Self.stream(of: handle), { [channel = handle.channel] in channel.finish() })
-    }
-
     private func openStream(_ request: WatchRequest) throws -> AsyncThrowingStream<ChangeEvent, any Error> {
         Self.stream(of: try subscribe(request))
     }
@@ -36,28 +23,30 @@ extension EmbeddedStore {
         AsyncThrowingStream(unfolding: { try await handle.channel.next() })
     }
 
-    public func openWatchFeed(_ request: WatchRequest, onReady: @escaping @Sendable () -> Void) throws -> any WatchFeed {
-        try subscribe(request, onReady: onReady)
+    package func openWatchFeed(_ request: WatchRequest) throws -> any WatchFeed {
+        try subscribe(request)
     }
 
     /// Subscribes `request` now, or throws why it cannot be. The subscription lasts as long as
-    /// the handle (or until the handle's feed is ended); `onReady` wakes a reader that polls.
-    private func subscribe(_ request: WatchRequest, onReady: (@Sendable () -> Void)? = nil) throws -> WatchHandle {
+    /// the handle (or until the handle's feed is ended).
+    private func subscribe(_ request: WatchRequest) throws -> WatchHandle {
         for key in request.keys { try KeyName.validate(key) }
         let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
         if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
-        // `current` is the newest revision committed to the database: this store is its only
-        // writer, and applies each commit as it makes it. (A storage that several hosts share must
-        // compare with the database's newest instead, so that a host behind the others does not
-        // refuse a revision they have made.)
-        if let since = request.since, since > current { throw PrefsError.ahead(since: since, newest: current) }
+        // With one writer, `current` is the newest revision committed to the database. A database
+        // several hosts share may hold newer ones this host has not taken in yet: the replay waits
+        // for them, and refuses only a revision the database does not have.
+        if let since = request.since, since > current, !storage.hasOtherWriters {
+            throw PrefsError.ahead(since: since, newest: current)
+        }
         let channel = WatchChannel(
-            limit: configuration.watchBufferLimit, revision: request.since ?? current, onReady: onReady)
+            limit: configuration.watchBufferLimit, revision: request.since ?? current)
         let subscription = try hub.subscribe(
             request, channel: channel, overrides: configuration.overrides, replaying: request.since != nil)
         if let since = request.since {
             Task {
                 do {
+                    if since > subscription.revision { try await waitUntilTakenIn(since, ahead: true) }
                     try await replay(request, after: since, through: subscription.revision, into: channel)
                     hub.goLive(subscription.id)
                 } catch {
@@ -80,9 +69,7 @@ extension EmbeddedStore {
             var position = since
             while position < through, !channel.isEnded {
                 let after = position
-                let page = try await pool.read { db in
-                    try ChangeLog.unbrokenChanges(db, after: after, through: through, limit: 1000)
-                }
+                let page = try await unbrokenChanges(after: after, through: through, limit: 1000)
                 guard let last = page.last else { break }
                 for change in page {
                     let committed = CommittedChange(event: change.event, before: nil, after: nil)
@@ -101,15 +88,23 @@ extension EmbeddedStore {
         }
     }
 
+    /// The changes after `revision` up to `through`, in order, at most `limit` of them; throws
+    /// `compacted` if the log no longer holds every change after `revision`.
+    private func unbrokenChanges(after revision: Revision, through: Revision, limit: Int) async throws -> [LoggedChange] {
+        let page = try await storage.changeLog(after: revision, through: through, limit: limit)
+        guard revision >= page.oldestRevision - 1 else {
+            throw PrefsError.compacted(since: revision, oldest: page.oldestRevision)
+        }
+        return page.changes
+    }
+
     /// The selected changes in (`since`, `through`] with each key's state before and after
     /// them: the current states, walked back through the log to `since`, then forward again.
     private func scopedHistory(_ request: WatchRequest, after since: Revision, through: Revision) async throws
         -> [CommittedChange]
     {
         let (states, current) = cache.read { ($0.keys, $0.revision) }
-        let log = try await pool.read { db in
-            try ChangeLog.unbrokenChanges(db, after: since, through: current, limit: Int.max)
-        }.filter { $0.event.key.map(request.selects(key:)) ?? false }
+        let log = try await unbrokenChanges(after: since, through: current, limit: Int.max).filter { $0.event.key.map(request.selects(key:)) ?? false }
         var atRevision: [String: KeyState] = [:]
         for change in log.reversed() {
             let key = change.event.key!
@@ -141,6 +136,10 @@ private final class WatchHandle: WatchFeed {
         self.hub = hub
         self.id = id
         self.channel = channel
+    }
+
+    func wakeWhenReady(_ onReady: @escaping @Sendable () -> Void) {
+        channel.wakeWhenReady(onReady)
     }
 
     func poll() -> WatchFeedItem {

@@ -1,4 +1,3 @@
-import GRDB
 import PrefsKit
 
 /// A preference change as committed, with the key's state before and after it, for watchers
@@ -9,21 +8,21 @@ struct CommittedChange: Sendable {
     var after: KeyState?
 }
 
-/// What one group-commit batch works on: its open transaction, the key states it has changed so
-/// far (an overlay on the committed cache), and the revisions and changes it has produced.
+/// What one group-commit batch works on: the storage's write connection with its open
+/// transaction, the key states the batch has changed so far (an overlay on the committed cache),
+/// and the revisions and changes it has produced.
 ///
-/// Only the writer uses it, on the writer's queue, for the duration of one transaction.
-final class WriteContext {
-    /// The open transaction.
-    let db: Database
+/// Only the writer uses it, on the thread the storage lent its connection on, for the duration
+/// of one transaction.
+final class WriteBatch {
+    /// The write connection, inside the batch's transaction.
+    let connection: any WriteConnection
     /// The write rules (limits, strictness).
     let rules: PreferenceWriteRules
     /// The daemon's volatile overrides (they take part in resolving compose rules).
     let overrides: [String: JSONValue]
     /// Commit time, seconds since 1970.
     let time: Double
-    /// The blobs downloads are reading, which removing their last attachment does not free.
-    let blobHolds: BlobHolds
 
     private let cache: PreferenceCache
     /// New states of the keys this batch changed (nil: nothing stored any more).
@@ -36,15 +35,14 @@ final class WriteContext {
     private(set) var changes: [CommittedChange] = []
 
     init(
-        db: Database, cache: PreferenceCache, rules: PreferenceWriteRules, overrides: [String: JSONValue], time: Double,
-        blobHolds: BlobHolds
+        connection: any WriteConnection, cache: PreferenceCache, rules: PreferenceWriteRules,
+        overrides: [String: JSONValue], time: Double
     ) {
-        self.db = db
+        self.connection = connection
         self.cache = cache
         self.rules = rules
         self.overrides = overrides
         self.time = time
-        self.blobHolds = blobHolds
         (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
     }
 
@@ -87,7 +85,7 @@ final class WriteContext {
         revision += 1
         var event = event
         event.revision = revision
-        try ChangeLog.append(db, LoggedChange(event: event, oldValue: oldValue), at: time)
+        try connection.appendChange(LoggedChange(event: event, oldValue: oldValue), at: time)
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
     }

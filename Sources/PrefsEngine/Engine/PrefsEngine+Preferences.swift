@@ -1,13 +1,13 @@
 import PrefsKit
 
-extension EmbeddedStore {
+extension PrefsEngine {
     @discardableResult
     public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
         try KeyName.validate(key)
         return try await write(Self.setting(key, to: value, scope: scope))
     }
 
-    public func set(
+    package func set(
         _ key: String, to value: JSONValue, scope: ScopePath, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
@@ -22,7 +22,7 @@ extension EmbeddedStore {
 
     /// The write request of a `set`.
     private static func setting(_ key: String, to value: JSONValue, scope: ScopePath)
-        -> @Sendable (WriteContext) throws -> WriteResult
+        -> @Sendable (WriteBatch) throws -> WriteResult
     {
         { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) }
     }

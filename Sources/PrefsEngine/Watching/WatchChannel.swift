@@ -32,11 +32,19 @@ final class WatchChannel: Sendable {
 
     /// A channel holding at most `limit` events, for a watcher that has seen everything up to
     /// `revision` (its `since`, or the revision it started at).
-    /// `onReady`, for a reader that polls, is called whenever the channel has something after a
-    /// ``poll()`` found it empty.
-    init(limit: Int, revision: Revision, onReady: (@Sendable () -> Void)? = nil) {
+    init(limit: Int, revision: Revision) {
         self.limit = max(2, limit)
-        state = Mutex(State(lastRevision: revision, onReady: onReady))
+        state = Mutex(State(lastRevision: revision))
+    }
+
+    /// For a reader that polls: `onReady` is called whenever the channel has something after a
+    /// ``poll()`` found it empty. Set it before the first poll (what arrived before is found by
+    /// that poll); ignored once the channel has ended.
+    func wakeWhenReady(_ onReady: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            guard !state.ended || state.count > 0 else { return }
+            state.onReady = onReady
+        }
     }
 
     /// Queues a live event. When that fills the channel, also queues `overflow` and ends it.

@@ -179,10 +179,12 @@ final class WatchHub: Sendable {
         return ids
     }
 
-    /// Pushes what `subscriber` should see of `change`; false if its channel has ended.
+    /// Pushes what `subscriber` should see of `change` — nothing at or before its `since`;
+    /// false if its channel has ended.
     @discardableResult
     private static func deliver(_ change: CommittedChange, to subscriber: Subscriber) -> Bool {
-        guard let event = WatchFilter.event(for: change, request: subscriber.request, overrides: subscriber.overrides)
+        guard change.event.revision > subscriber.request.since ?? 0,
+            let event = WatchFilter.event(for: change, request: subscriber.request, overrides: subscriber.overrides)
         else { return !subscriber.channel.isEnded }
         return subscriber.channel.push(event)
     }

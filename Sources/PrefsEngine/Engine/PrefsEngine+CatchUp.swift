@@ -1,0 +1,93 @@
+import Logging
+import PrefsKit
+import Synchronization
+
+/// Taking in changes other writers committed to a shared database (several hosts on one
+/// PostgreSQL database): the change log is the truth, and every change in it reaches the cache
+/// and the watchers once, in revision order (``ChangeIntake``) — whether the engine reads it at
+/// the start of its own transaction, or when the storage wakes it. With one writer (SQLite)
+/// there is never anything to take in.
+extension PrefsEngine {
+    /// Returns once this engine has taken in `revision`: at once when it has (with one writer, a
+    /// revision it committed itself always is); else it reads the change log, and waits at most
+    /// ``StoreConfiguration/revisionWait`` for the revision to arrive. Throws `behind` with the
+    /// revision it has taken in.
+    public func waitForRevision(_ revision: Revision) async throws {
+        try await waitUntilTakenIn(revision, ahead: false)
+    }
+
+    /// ``waitForRevision(_:)``, but with `ahead`, a `revision` the database itself does not have
+    /// (a watch's `since` from another database) is `invalid_request` naming its newest.
+    func waitUntilTakenIn(_ revision: Revision, ahead: Bool) async throws {
+        guard cache.read({ $0.revision }) < revision else { return }
+        catchUp()
+        let intake = intake
+        let arrived = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await intake.waitUntilApplied(revision)
+                return !Task.isCancelled
+            }
+            group.addTask { [wait = configuration.revisionWait] in
+                try? await Task.sleep(for: wait)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard !arrived else { return }
+        let applied = cache.read { $0.revision }
+        guard applied < revision else { return }
+        if ahead, let newest = try? await storage.newestRevision(), newest < revision {
+            throw PrefsError.ahead(since: revision, newest: newest)
+        }
+        throw PrefsError.behind(revision: revision, applied: applied)
+    }
+
+    /// Reads the change log after the newest revision applied and takes it in, page by page,
+    /// until it is current. One catch-up runs at a time; a wake-up meanwhile makes it read once
+    /// more when it is done, so no wake-up is lost.
+    func catchUp() {
+        let starts = catchingUp.withLock { state in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard starts else { return }
+        Task {
+            repeat {
+                do {
+                    try await catchUpOnce()
+                } catch {
+                    logger.error("Cannot take in changes committed elsewhere: \(error)")
+                }
+            } while catchingUp.withLock { state in
+                state.running = state.again
+                state.again = false
+                return state.running
+            }
+        }
+    }
+
+    /// One pass of ``catchUp()``.
+    private func catchUpOnce() async throws {
+        while true {
+            let applied = cache.read { $0.revision }
+            let page = try await storage.changeLog(after: applied, through: .max, limit: 1000)
+            guard applied >= page.oldestRevision - 1 else {
+                throw PrefsError.compacted(since: applied, oldest: page.oldestRevision)
+            }
+            guard !page.changes.isEmpty else { return }
+            try intake.take(page)
+        }
+    }
+}
+
+/// Whether a catch-up runs, and whether another was asked for meanwhile.
+struct CatchUpState {
+    var running = false
+    var again = false
+}

@@ -1,0 +1,222 @@
+import Foundation
+import Logging
+import PrefsKit
+import Synchronization
+
+/// The preferences-and-drafts service over a storage: an in-memory cache every read is served
+/// from, a group-commit writer every write goes through, and a hub that tells watchers about each
+/// committed change — the same engine whatever database lies under it.
+///
+/// Applications meet it as `EmbeddedStore` (SQLite in this process, from `PrefsStore`) or
+/// `PostgresStore` (a PostgreSQL database shared by several hosts, from `PrefsPostgres`):
+///
+/// ```swift
+/// let store = try EmbeddedStore(path: "/tmp/prefs.sqlite")
+/// try await store.set("timeline.fontSize", to: 15, scope: "/accounts/alice")
+/// let resolved = try await store.resolve("timeline.fontSize", scope: "/accounts/alice/threads/42")
+/// resolved.source   // .scope("/accounts/alice")
+/// ```
+///
+/// `prefsd` is an engine behind an HTTP server.
+public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServing {
+    /// The database under the engine.
+    public let storage: Storage
+    /// How the engine was set up.
+    public let configuration: StoreConfiguration
+
+    let cache: PreferenceCache
+    let hub: WatchHub
+    let writer: GroupCommitWriter
+    /// Takes committed changes, whoever committed them, into the cache and the hub.
+    let intake: ChangeIntake
+    /// Whether a catch-up with other writers' changes runs (``catchUp()``).
+    let catchingUp = Mutex(CatchUpState())
+    /// Where the engine reports what it cannot tell a caller.
+    let logger = Logger(label: "prefsd")
+    private let openedAt = ContinuousClock.now
+    private let lifecycle = Mutex(Lifecycle())
+
+    private struct Lifecycle: ~Copyable {
+        var closed = false
+        var progressTask: Task<Void, Never>?
+    }
+
+    /// An engine over `storage`, loading what the engine keeps in memory from it.
+    ///
+    /// Throws ``PrefsError`` if an override breaks its key's name or schema.
+    package init(storage: Storage, configuration: StoreConfiguration) throws {
+        self.storage = storage
+        self.configuration = configuration
+        let snapshot = try storage.loadSnapshot()
+        for (key, value) in configuration.overrides {
+            try KeyName.validate(key)
+            try configuration.rules.checkValue(value, for: key, schema: snapshot.keys[key]?.schema)
+        }
+        let cache = PreferenceCache(
+            keys: snapshot.keys, revision: snapshot.newestRevision, oldestRevision: snapshot.oldestRevision)
+        let hub = WatchHub(revision: snapshot.newestRevision, limit: configuration.maximumWatches)
+        let retain = configuration.retainChanges
+        let rules = configuration.rules
+        let overrides = configuration.overrides
+        let intake = ChangeIntake(cache: cache, hub: hub)
+        self.cache = cache
+        self.hub = hub
+        self.intake = intake
+        writer = GroupCommitWriter(
+            storage: storage,
+            hooks: .init(
+                appliedRevision: { cache.read { $0.revision } },
+                applyCommittedElsewhere: { page in try intake.take(page) },
+                makeBatch: { connection in
+                    WriteBatch(
+                        connection: connection, cache: cache, rules: rules, overrides: overrides,
+                        time: Date().timeIntervalSince1970)
+                },
+                finishTransaction: { batch in
+                    batch.oldestRevision = try ChangeLogCompaction.compact(
+                        batch.connection, revision: batch.revision, retain: retain, oldest: batch.oldestRevision)
+                },
+                didCommit: { batch in intake.publish(batch) }
+            )
+        )
+        startProgressEvents()
+        storage.observeCommitsElsewhere { [weak self] in self?.catchUp() }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Ends every watch (with a final `shutdown` event), waits for queued writes, and releases the
+    /// storage, so another engine may open it. Further calls fail with `shutting_down`.
+    public func close() {
+        let task: Task<Void, Never>?? = lifecycle.withLock { lifecycle in
+            guard !lifecycle.closed else { return nil }
+            lifecycle.closed = true
+            return lifecycle.progressTask
+        }
+        guard let task else { return }
+        task?.cancel()
+        hub.close()
+        storage.close()
+    }
+
+    /// ``close()`` for async code: the same work, done on a thread of its own, so waiting for
+    /// queued writes never holds a thread of the concurrency pool (which those very writes, or
+    /// other tasks, may need to finish).
+    ///
+    /// Not an `async` overload of `close()`: in async code that would make every existing
+    /// `store.close()` an error until awaited.
+    public func closeWithoutBlocking() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                self.close()
+                done.resume()
+            }.start()
+        }
+    }
+
+    /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
+    /// go on. A daemon calls it when it starts to stop, so streams end before the server drains.
+    public func endWatches() {
+        hub.close()
+    }
+
+    private func startProgressEvents() {
+        let interval = configuration.progressInterval
+        let task = Task { [hub] in
+            // Until cancelled: a sleep cut short by close() sends no last progress event, which
+            // could otherwise slip in before the watches' `shutdown`.
+            while (try? await Task.sleep(for: interval)) != nil {
+                hub.sendProgress()
+            }
+        }
+        lifecycle.withLock { $0.progressTask = task }
+    }
+
+    /// Runs `work` as one atomic request of the next group commit.
+    func write<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
+        try ensureOpen()
+        return try await writer.submit(work)
+    }
+
+    /// Throws `shutting_down` once the engine is closed.
+    func ensureOpen() throws {
+        guard !lifecycle.withLock({ $0.closed }) else {
+            throw PrefsError(.shuttingDown, "The store is closed; the change was not stored.")
+        }
+    }
+
+    // MARK: - Reads
+
+    public func status() async throws -> ServiceStatus {
+        let counts = cache.read { snapshot in
+            var values = 0
+            var locks = 0
+            var schemas = 0
+            for state in snapshot.keys.values {
+                values += state.values.count
+                locks += state.locks.count
+                if state.schema != nil { schemas += 1 }
+            }
+            return (snapshot.keys.count, values, locks, schemas, snapshot.revision, snapshot.oldestRevision)
+        }
+        return ServiceStatus(
+            version: prefsVersion, database: storage.location, revision: counts.4, oldestRevision: counts.5,
+            uptimeSeconds: Double((ContinuousClock.now - openedAt).components.seconds)
+                + Double((ContinuousClock.now - openedAt).components.attoseconds) / 1e18,
+            pid: getpid(),
+            counts: .init(
+                keys: counts.0, values: counts.1, locks: counts.2, schemas: counts.3,
+                overrides: configuration.overrides.count, watchers: hub.count)
+        )
+    }
+
+    public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
+        try KeyName.validate(key)
+        return resolveNow(key, scope: scope, explain: explain)
+    }
+
+    package var committedRevision: Revision {
+        cache.read { $0.revision }
+    }
+
+    /// Resolves from the cache, synchronously: no SQL, no suspension.
+    package func resolveNow(_ key: String, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+        let override = configuration.overrides[key]
+        if !explain, override == nil {
+            let (effective, revision) = cache.effectiveValue(of: key, at: scope)
+            return ResolvedPreference(
+                key: key, scope: scope, value: effective.value ?? .null, source: effective.source, revision: revision)
+        }
+        return cache.read { snapshot in
+            PreferenceResolver.resolve(
+                key: key, at: scope, state: snapshot.keys[key], override: override, revision: snapshot.revision,
+                explain: explain)
+        }
+    }
+
+    public func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] {
+        let overrides = configuration.overrides
+        return cache.read { snapshot in
+            var names = Set(snapshot.keys.keys)
+            names.formUnion(overrides.keys)
+            return names.filter { prefix == nil || $0.hasPrefix(prefix!) }.sorted().compactMap { key in
+                let resolved = PreferenceResolver.resolve(
+                    key: key, at: scope, state: snapshot.keys[key], override: overrides[key],
+                    revision: snapshot.revision)
+                return resolved.isSet ? resolved : nil
+            }
+        }
+    }
+
+    public func schemas() async throws -> [String: PreferenceSchema] {
+        cache.read { snapshot in snapshot.keys.compactMapValues(\.schema) }
+    }
+
+    public func dump(scope: ScopePath) async throws -> PrefsDump {
+        cache.read { snapshot in
+            PrefsDump(subtree: scope, keys: snapshot.keys.lazy.map { (key: $0.key, state: $0.value) })
+        }
+    }
+}

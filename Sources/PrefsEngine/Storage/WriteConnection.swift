@@ -1,0 +1,82 @@
+import Foundation
+import PrefsKit
+
+/// A storage's write connection, lent to the engine by ``PrefsStorage/withWriter(_:)`` and
+/// ``PrefsStorage/asyncWithWriter(_:)``
+/// for one group commit: a transaction, savepoints for each request in it, and the SQL of every
+/// change. The engine decides what to write; the connection only writes it.
+///
+/// Every call runs synchronously on the thread the storage lent the connection on.
+public protocol WriteConnection {
+    // MARK: Transactions
+
+    /// Begins a transaction that holds off every other writer of the database until it commits
+    /// or rolls back, and returns the changes other writers committed after `revision` (the
+    /// newest the engine has applied), in order — none where the engine is the only writer.
+    func begin(after revision: Revision) throws -> ChangeLogPage
+
+    /// Records `newestRevision` as the database's newest (telling other writers, where there
+    /// are any) and commits.
+    func commit(newestRevision: Revision) throws
+
+    /// Rolls the transaction back, unless the database already has.
+    func rollback()
+
+    /// Runs `body` in a savepoint, rolled back if it throws.
+    func savepoint<T>(_ body: () throws -> T) throws -> T
+
+    /// Throws if the database has rolled the transaction back by itself (a full disk, an I/O
+    /// error): nothing may run outside the transaction.
+    func checkTransactionIsOpen() throws
+
+    /// `error` as a ``PrefsError`` callers understand, when it is one of the database's own.
+    func translate(_ error: any Error) -> any Error
+
+    // MARK: Preferences
+
+    /// Stores `value` for `key` at `scope`, set by `revision`.
+    func upsertValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws
+    /// Removes `key`'s value at `scope`.
+    func deleteValue(key: String, scope: ScopePath) throws
+    /// Stores a lock on `key` at `scope`, made by `revision`.
+    func insertLock(key: String, scope: ScopePath, revision: Revision) throws
+    /// Removes the lock on `key` at `scope`.
+    func deleteLock(key: String, scope: ScopePath) throws
+    /// Stores `schema` for `key`, registered by `revision`.
+    func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws
+
+    // MARK: Change log
+
+    /// Appends a committed change to the log; `time` is seconds since 1970.
+    func appendChange(_ change: LoggedChange, at time: Double) throws
+    /// Drops the log's rows before `oldestRevision`, recording it as the oldest kept and
+    /// `newestRevision` as the newest at the time.
+    func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws
+
+    // MARK: Drafts
+
+    /// One draft with its attachments, as this transaction sees it.
+    func draft(_ id: UUID) throws -> Draft?
+    /// Drafts of an account and/or a thread, as this transaction sees them, ordered by account,
+    /// thread, position, creation.
+    func drafts(account: String?, thread: String?) throws -> [Draft]
+    /// Stores a new draft (its attachments are stored one by one).
+    func insertDraft(_ draft: Draft) throws
+    /// Stores a draft's fields.
+    func updateDraft(_ draft: Draft) throws
+    /// Removes a draft and its attachments, and frees the bytes nothing else uses.
+    func deleteDraft(_ draft: Draft) throws
+    /// Stores a new attachment (its bytes are already stored).
+    func insertAttachment(_ attachment: Attachment) throws
+    /// Stores an attachment's position and alt text.
+    func updateAttachment(_ attachment: Attachment) throws
+    /// Removes an attachment, and frees its bytes if nothing else uses them.
+    func deleteAttachment(_ attachment: Attachment) throws
+
+    // MARK: Blobs
+
+    /// Whether bytes with this hash are stored.
+    func blobExists(sha256: String) throws -> Bool
+    /// Stores the bytes of `file` under their hash, in chunks, never holding the whole file.
+    func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws
+}

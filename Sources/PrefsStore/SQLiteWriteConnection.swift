@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+import PrefsEngine
+import PrefsKit
+
+/// The SQLite writer connection, lent to the engine for one group commit: `BEGIN IMMEDIATE`,
+/// savepoints for the requests in it, and the SQL of every change (``PreferenceRecords``,
+/// ``DraftRecords``, ``ChangeLogRecords``). Transaction statements are compiled once per
+/// connection, not parsed for every batch or request.
+struct SQLiteWriteConnection: WriteConnection {
+    let db: Database
+    let storage: SQLiteStorage
+
+    /// `BEGIN IMMEDIATE`, and the changes committed after `revision` by anything else: this
+    /// process owns the database, so there are none, and reading them costs one look-up in the
+    /// change log's primary key.
+    func begin(after revision: Revision) throws -> ChangeLogPage {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        return ChangeLogPage(
+            changes: try ChangeLogRecords.changes(db, after: revision, through: .max, limit: .max), oldestRevision: 0)
+    }
+
+    func commit(newestRevision: Revision) throws {
+        try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+        storage.scheduleCheckpoint()
+    }
+
+    func rollback() {
+        // GRDB's rollback: only if SQLite has not rolled back already.
+        try? db.rollback()
+    }
+
+    /// GRDB's `inSavepoint`, inside a transaction, with its statements compiled once per
+    /// connection rather than once per request. If SQLite rolls the transaction back midway,
+    /// rolling back to the savepoint fails, harmlessly.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try db.cachedStatement(sql: "SAVEPOINT request").execute()
+        do {
+            let value = try body()
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            return value
+        } catch {
+            // Rolling back alone would leave the savepoint on SQLite's stack. The first error is
+            // the one to report, as GRDB's `inSavepoint` does.
+            try? db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT request").execute()
+            try? db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            throw error
+        }
+    }
+
+    /// GRDB's transaction block makes every statement throw once SQLite has rolled the
+    /// transaction back by itself (after `SQLITE_FULL`, `SQLITE_IOERR`…); the engine checks before
+    /// each request instead, so no request's statements ever run outside the transaction.
+    func checkTransactionIsOpen() throws {
+        guard db.isInsideTransaction else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "Transaction was aborted")
+        }
+    }
+
+    func translate(_ error: any Error) -> any Error {
+        SQLiteErrors.translate(error)
+    }
+
+    func upsertValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {
+        try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
+    }
+
+    func deleteValue(key: String, scope: ScopePath) throws {
+        try PreferenceRecords.deleteValue(db, key: key, scope: scope)
+    }
+
+    func insertLock(key: String, scope: ScopePath, revision: Revision) throws {
+        try PreferenceRecords.insertLock(db, key: key, scope: scope, revision: revision)
+    }
+
+    func deleteLock(key: String, scope: ScopePath) throws {
+        try PreferenceRecords.deleteLock(db, key: key, scope: scope)
+    }
+
+    func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws {
+        try PreferenceRecords.upsertSchema(db, key: key, schema: schema, revision: revision)
+    }
+
+    func appendChange(_ change: LoggedChange, at time: Double) throws {
+        try ChangeLogRecords.append(db, change, at: time)
+    }
+
+    func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {
+        try ChangeLogRecords.compact(db, keepingFrom: oldestRevision, newest: newestRevision)
+    }
+
+    func draft(_ id: UUID) throws -> Draft? {
+        try DraftRecords.fetch(db, id: id)
+    }
+
+    func drafts(account: String?, thread: String?) throws -> [Draft] {
+        try DraftRecords.fetchAll(db, account: account, thread: thread)
+    }
+
+    func insertDraft(_ draft: Draft) throws {
+        try DraftRecords.insert(db, draft)
+    }
+
+    func updateDraft(_ draft: Draft) throws {
+        try DraftRecords.update(db, draft)
+    }
+
+    func deleteDraft(_ draft: Draft) throws {
+        try DraftRecords.delete(db, draft)
+        for sha256 in Set(draft.attachments.map(\.sha256)) { try freeBlobIfUnused(sha256) }
+    }
+
+    func insertAttachment(_ attachment: Attachment) throws {
+        try DraftRecords.insert(db, attachment)
+    }
+
+    func updateAttachment(_ attachment: Attachment) throws {
+        try DraftRecords.update(db, attachment)
+    }
+
+    func deleteAttachment(_ attachment: Attachment) throws {
+        try DraftRecords.delete(db, attachment)
+        try freeBlobIfUnused(attachment.sha256)
+    }
+
+    /// Frees the bytes `sha256` if no attachment uses them and no download is reading them (the
+    /// last download to end frees them then).
+    private func freeBlobIfUnused(_ sha256: String) throws {
+        guard !storage.blobHolds.isHeld(sha256) else { return }
+        try DraftRecords.freeBlobIfUnused(db, sha256: sha256)
+    }
+
+    func blobExists(sha256: String) throws -> Bool {
+        try DraftRecords.blobExists(db, sha256: sha256)
+    }
+
+    func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws {
+        try DraftRecords.insertBlob(db, sha256: sha256, byteSize: byteSize, from: file)
+    }
+}
