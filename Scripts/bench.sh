@@ -13,4 +13,10 @@ export PREFSCTL_STATIC=1
 swift build -c release --static-swift-stdlib --product prefsd >&2
 swift build -c release --static-swift-stdlib --product prefsctl >&2
 swift build -c release --static-swift-stdlib --product prefs-bench >&2
-exec .build/release/prefs-bench "$@"
+# The PostgreSQL section runs on a throwaway server of its own, when PostgreSQL is installed.
+postgres=()
+if eval "$(Scripts/postgres-for-tests.sh start 2>/dev/null)"; then
+    trap 'Scripts/postgres-for-tests.sh stop "$PREFSD_TEST_POSTGRES_DIR"' EXIT
+    postgres=(--postgres "$PREFSD_TEST_POSTGRES")
+fi
+.build/release/prefs-bench "${postgres[@]}" "$@"

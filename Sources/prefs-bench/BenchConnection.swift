@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsSocket
 import PrefsClientCore
 
 /// A blocking keep-alive HTTP/1.1 connection to the daemon's socket: the leanest possible

@@ -8,13 +8,18 @@ final class BenchDaemon {
     private let server: BenchServer
     let socketPath: String
 
-    init(prefsd: URL, arguments: [String] = [], folder: URL? = nil) throws {
+    /// Starts prefsd with `arguments`, on a SQLite file in `folder` (a new temp one by default),
+    /// or on the PostgreSQL database at `postgresURL`.
+    init(prefsd: URL, arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil) throws {
         let folder = folder ?? URL(fileURLWithPath: "/tmp/prefs-bench-\(UUID().uuidString.prefix(8))")
         let socketPath = folder.appending(path: "prefsd.sock").path
         self.socketPath = socketPath
         server = try BenchServer(
             prefsd, folder: folder,
-            arguments: { ["--db", $0.appending(path: "prefs.sqlite").path, "--socket", socketPath, "--log-level", "error"] + arguments },
+            arguments: { folder in
+                (postgresURL.map { ["--postgres", $0] } ?? ["--db", folder.appending(path: "prefs.sqlite").path])
+                    + ["--socket", socketPath, "--log-level", "error"] + arguments
+            },
             ready: {
                 guard let connection = try? BenchConnection(socketPath: socketPath) else { return false }
                 return (try? connection.request("GET", "/v1/prefs/bench.ready")) == 200

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsSocket
 import PrefsClientCore
 
 /// A redis-server the benchmark starts on a Unix socket, with persistence off, as the baseline

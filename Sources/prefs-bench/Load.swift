@@ -69,12 +69,14 @@ enum Load {
         }
     }
 
-    /// Writes per second of `clients` clients, each writing its own key at ten scopes.
-    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
-        let socket = daemon.socketPath
+    /// Writes per second of `clients` clients, each writing its own key at ten scopes, spread
+    /// over `daemons` in turn (hosts of one database).
+    static func writesPerSecond(_ daemons: [BenchDaemon], clients: Int, writesPerClient: Int) throws -> Double {
+        let sockets = daemons.map(\.socketPath)
         let counter = Atomic<Int>(0)
         return try rate(connections: clients, requests: writesPerClient, open: { () throws -> (BenchConnection, Int) in
-            (try BenchConnection(socketPath: socket), counter.add(1, ordering: .relaxed).oldValue)
+            let client = counter.add(1, ordering: .relaxed).oldValue
+            return (try BenchConnection(socketPath: sockets[client % sockets.count]), client)
         }) { connection, index in
             let status = try connection.0.request("PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)")
             guard status == 200 else { throw BenchError("write answered \(status)") }
@@ -107,9 +109,15 @@ enum Load {
         }
     }
 
-    /// Time from sending a write to its event arriving at a watcher on another connection.
-    static func watchLatency(_ daemon: BenchDaemon, samples: Int) throws -> (p50: Double, p99: Double) {
-        let watcher = try BenchConnection(socketPath: daemon.socketPath)
+    /// Writes per second of `clients` clients on one daemon.
+    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
+        try writesPerSecond([daemon], clients: clients, writesPerClient: writesPerClient)
+    }
+
+    /// Time from sending a write to `daemon` to its event arriving at a watcher on another
+    /// connection, to `watching` (another host of the same database) or to the same daemon.
+    static func watchLatency(_ daemon: BenchDaemon, watching: BenchDaemon? = nil, samples: Int) throws -> (p50: Double, p99: Double) {
+        let watcher = try BenchConnection(socketPath: (watching ?? daemon).socketPath)
         watcher.send("GET", "/v1/watch?key=bench.latency")
         while try watcher.readLine() != ": watching" {}
         let writer = try BenchConnection(socketPath: daemon.socketPath)

@@ -4,6 +4,11 @@ import Foundation
 struct ResultTable {
     private var rows: [[String]] = [["what", "measured", "baseline (same run)", "ratio", "target"]]
 
+    /// A row that was not measured, and why.
+    mutating func skip(_ what: String, because reason: String) {
+        rows.append([what, "-", "-", "-", reason])
+    }
+
     mutating func add(_ what: String, _ measured: Double, baseline: (name: String, value: Double)?, target: String) {
         let ratio = baseline.map { String(format: "%.2f×", measured / $0.value) } ?? "-"
         rows.append([what, Self.format(measured), baseline.map { "\(Self.format($0.value)) (\($0.name))" } ?? "-", ratio, target])

@@ -1,7 +1,7 @@
 // prefs-bench: measures prefsd against its targets (docs/benchmarks.md), each with a baseline measured
 // in the same run, and prints one table. Run through Scripts/bench.sh (release build).
 //
-//     prefs-bench [--prefsd PATH] [--prefsctl PATH] [--watchers N] [--quick]
+//     prefs-bench [--prefsd PATH] [--prefsctl PATH] [--watchers N] [--quick] [--postgres SERVER-URL]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +19,9 @@ let prefsctl = URL(fileURLWithPath: option("--prefsctl") ?? binaries.appending(p
 let quick = arguments.contains("--quick")
 let watcherCount = Int(option("--watchers") ?? "") ?? 10_000
 let writes = quick ? 500 : 2000
-/// `--only writes|watchers|cli|coldstart`: run one section.
+/// `--postgres postgresql://USER@HOST:PORT/postgres`: the server the PostgreSQL section uses.
+let postgresServer = option("--postgres")
+/// `--only writes|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
@@ -205,6 +207,41 @@ do {
         table.add("download 50 MiB, MB/s (median of \(rates.count))", median(1), baseline: nil, target: "≥ 200 MB/s")
         table.add("prefsd peak RSS during them, MiB", daemon.meter.peakResidentMiB, baseline: ("RSS before", rssBefore), target: "flat (no 50 MiB rise)")
         daemon.stop()
+    }
+
+    // MARK: PostgreSQL: several hosts on one database
+
+    if section("postgres") {
+        if let postgresServer {
+            let postgres = BenchPostgres(serverURL: postgresServer)
+            let url = try postgres.createDatabase()
+            let hosts = try (0..<3).map { _ in try BenchDaemon(prefsd: prefsd, postgresURL: url) }
+            let sqlite = try BenchDaemon(prefsd: prefsd)
+            let pgbench = try postgres.pgbenchSimpleUpdates(clients: 16, seconds: quick ? 2 : 5)
+            let rates = try Load.interleavedMedians(rounds: quick ? 1 : 3, [
+                { try Load.writesPerSecond(hosts[0], clients: 1, writesPerClient: quick ? 200 : 1000) },
+                { try Load.writesPerSecond(hosts[0], clients: 64, writesPerClient: quick ? 20 : 200) },
+                { try Load.writesPerSecond(hosts, clients: 64, writesPerClient: quick ? 20 : 200) },
+            ])
+            let (single, oneHost, threeHosts) = (rates[0], rates[1], rates[2])
+            table.add("PostgreSQL: writes/s, 1 client, one host", single, baseline: ("pgbench simple-update tps, 16 conn.", pgbench), target: "-")
+            table.add("PostgreSQL: writes/s, 64 clients, one host", oneHost, baseline: ("1 client", single), target: "≥ 10× 1 client")
+            table.add("PostgreSQL: writes/s, 64 clients over 3 hosts", threeHosts, baseline: ("64 clients, one host", oneHost), target: "≥ 1×")
+            let latency = try Load.watchLatency(hosts[0], watching: hosts[1], samples: quick ? 200 : 1000)
+            table.add("PostgreSQL: write on host A → event on host B, p50 ms", latency.p50 * 1000, baseline: nil, target: "≤ 2 ms")
+            table.add("PostgreSQL: write on host A → event on host B, p99 ms", latency.p99 * 1000, baseline: nil, target: "≤ 10 ms")
+            for daemon in [hosts[0], sqlite] { try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42") }
+            usleep(500_000)
+            let requests = quick ? 200 : 1000
+            let gets = try Load.interleavedMedians(rounds: quick ? 1 : 3, [
+                { try Load.getsPerSecond(hosts[0], connections: 16, requestsPerConnection: requests) },
+                { try Load.getsPerSecond(sqlite, connections: 16, requestsPerConnection: requests) },
+            ])
+            table.add("PostgreSQL: GET/s on a host, 16 connections", gets[0], baseline: ("SQLite daemon GET/s", gets[1]), target: "≥ 0.8× (within 20%)")
+            for daemon in hosts + [sqlite] { daemon.stop() }
+        } else {
+            table.skip("PostgreSQL rows", because: "not measured: PostgreSQL is not installed (apt-get install postgresql)")
+        }
     }
 
     // MARK: In-process reads: embedded store, wrapper, context

@@ -7,6 +7,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import PrefsKit
+import PrefsPostgres
 import PrefsServer
 import PrefsStore
 import ServiceLifecycle
@@ -28,6 +29,15 @@ struct PrefsDaemon: AsyncParsableCommand {
 
     @Option(help: "The database file (created with its folders if missing).")
     var db: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL database to share with other prefsd hosts instead of a SQLite file: postgresql://USER@HOST:PORT/DB[?sslmode=disable|prefer|require]. The password comes from the URL, PGPASSWORD or --postgres-password-file.",
+            valueName: "url"))
+    var postgres: String?
+
+    @Option(help: ArgumentHelp("A file holding the PostgreSQL password: yours, readable by you only (0600).", valueName: "file"))
+    var postgresPasswordFile: String?
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
@@ -85,6 +95,12 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard maxBatchOperations >= 1 else { throw ValidationError("--max-batch-operations must be at least 1.") }
         guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
+        guard db == nil || postgres == nil else {
+            throw ValidationError("--db and --postgres exclude each other: one database, SQLite or PostgreSQL.")
+        }
+        guard postgresPasswordFile == nil || postgres != nil else {
+            throw ValidationError("--postgres-password-file goes with --postgres.")
+        }
         guard (listen == nil) == (tokenFile == nil) else {
             throw ValidationError("--listen and --token-file go together: TCP clients must present the token.")
         }
@@ -102,46 +118,60 @@ struct PrefsDaemon: AsyncParsableCommand {
         umask(0o077)
 
         let paths = DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid())
-        let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
         let socketPath = socket ?? paths.socket
         do {
             let listener = try tcpListener()
-            let store = try EmbeddedStore(path: databasePath, configuration: try storeConfiguration())
-            for file in schemaFiles {
-                try await store.register(schemas: try SchemaFile.read(file))
+            let configuration = try storeConfiguration()
+            if let postgres {
+                let store = try await PostgresStore(
+                    url: postgres, passwordFile: postgresPasswordFile, configuration: configuration, logger: logger)
+                try await serve(store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, logger: logger)
+            } else {
+                let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
+                let store = try EmbeddedStore(path: databasePath, configuration: configuration)
+                try await serve(store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, logger: logger)
             }
-            let server = try PrefsHTTPServer(
-                service: store, socketPath: socketPath, privateFolder: socket == nil, listener: listener,
-                limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
-                onReady: {
-                    StartupPages.release()
-                    // Counted once serving: counting walks every key, which need not delay it.
-                    let status = try? await store.status()
-                    logger.info(
-                        "prefsd \(prefsVersion) ready on \(socketPath): database \(databasePath), revision \(status?.revision ?? 0), \(status?.counts.values ?? 0) values, pid \(getpid())"
-                    )
-                }
-            )
-            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server.application)]
-            if let tcp = server.tcpApplication { services.append(.init(service: tcp)) }
-            // Shut down first (services stop in reverse order): ends watch streams so the
-            // servers' graceful drain does not wait on them.
-            services.append(.init(service: WatchStreamCloser(store: store)))
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: services,
-                    gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger
-                )
-            )
-            try await group.run()
-            store.close()
-            unlink(socketPath)
-            logger.info("prefsd stopped")
         } catch let error as PrefsError {
             logger.error("prefsd cannot start: \(error.message)")
             throw ExitCode.failure
         }
+    }
+
+    /// Registers the schema files, then serves `store` until SIGTERM or SIGINT, and closes it.
+    private func serve<Storage: PrefsStorage>(
+        _ store: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool, listener: TCPListener?, logger: Logger
+    ) async throws {
+        for file in schemaFiles {
+            try await store.register(schemas: try SchemaFile.read(file))
+        }
+        let server = try PrefsHTTPServer(
+            engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
+            limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
+            onReady: {
+                StartupPages.release()
+                // Counted once serving: counting walks every key, which need not delay it.
+                let status = try? await store.status()
+                logger.info(
+                    "prefsd \(prefsVersion) ready on \(socketPath): database \(store.storage.location), revision \(status?.revision ?? 0), \(status?.counts.values ?? 0) values, pid \(getpid())"
+                )
+            }
+        )
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server.application)]
+        if let tcp = server.tcpApplication { services.append(.init(service: tcp)) }
+        // Shut down first (services stop in reverse order): ends watch streams so the
+        // servers' graceful drain does not wait on them.
+        services.append(.init(service: WatchStreamCloser(endWatches: store.endWatches)))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services,
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        store.close()
+        unlink(socketPath)
+        logger.info("prefsd stopped")
     }
 
     /// The TCP listener of `--listen`, with the token read from `--token-file` — a file that
@@ -184,11 +214,11 @@ struct PrefsDaemon: AsyncParsableCommand {
 
 /// Ends watch streams when graceful shutdown begins.
 struct WatchStreamCloser: Service {
-    let store: EmbeddedStore
+    let endWatches: @Sendable () -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
-        store.endWatches()
+        endWatches()
     }
 }
 

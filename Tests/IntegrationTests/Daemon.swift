@@ -11,16 +11,20 @@ final class Daemon {
     let databasePath: String
     let socketPath: String
     let arguments: [String]
+    /// The PostgreSQL database the daemon serves, instead of its SQLite file.
+    let postgresURL: String?
     private(set) var process: Process?
 
-    /// Starts a daemon with extra `arguments`, waiting until it answers.
-    init(arguments: [String] = [], folder: URL? = nil) async throws {
+    /// Starts a daemon with extra `arguments`, on a SQLite file in its folder or on the
+    /// PostgreSQL database at `postgresURL`, waiting until it answers.
+    init(arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil) async throws {
         let folder = folder ?? URL(fileURLWithPath: "/tmp/prefsd-test-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
         databasePath = folder.appending(path: "prefs.sqlite").path
         socketPath = folder.appending(path: "prefsd.sock").path
         self.arguments = arguments
+        self.postgresURL = postgresURL
         try await start()
     }
 
@@ -43,7 +47,10 @@ final class Daemon {
     }
 
     /// The `prefsd` command line this daemon runs with.
-    var commandLine: [String] { ["--db", databasePath, "--socket", socketPath, "--log-level", "warning"] + arguments }
+    var commandLine: [String] {
+        (postgresURL.map { ["--postgres", $0] } ?? ["--db", databasePath]) + ["--socket", socketPath, "--log-level", "warning"]
+            + arguments
+    }
 
     /// Starts the daemon and waits (up to 20 s) until its socket answers.
     func start() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import PrefsPostgres
 import PrefsStore
 import TestHarness
 import Testing
@@ -107,6 +108,23 @@ import Testing
             #expect(embedded.bytes == remote.bytes)
             #expect(embedded.events == remote.events)
             #expect(embedded.events.map(\.kind.rawValue).filter { $0 == "validation" }.count == 2)
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+    func embeddedStoreAndPostgresStoreAgreeOnDrafts() async throws {
+        try await withPostgresDatabase { database in
+            try await withStore(EmbeddedStore.temporary()) { store in
+                try await withStore(PostgresStore(url: database.url)) { postgres in
+                    let embedded = try await Self.run(store)
+                    let shared = try await Self.run(postgres)
+                    #expect(embedded.errors == shared.errors)
+                    #expect(embedded.drafts == shared.drafts)
+                    #expect(embedded.validations == shared.validations)
+                    #expect(embedded.bytes == shared.bytes)
+                    #expect(embedded.events == shared.events)
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import PrefsPostgres
 import PrefsStore
 import TestHarness
 import Testing
@@ -89,6 +90,25 @@ import Testing
             #expect(embedded.scopedEvents == remote.scopedEvents)
             #expect(embedded.rawEvents.map(\.revision) == Array(1...Int64(embedded.rawEvents.count)))
             #expect(embedded.scopedEvents.map(\.value) == [3, 5, 3, 8])
+        }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+    func embeddedStoreAndPostgresStoreAgreeExactly() async throws {
+        try await withPostgresDatabase { database in
+            try await withStore(EmbeddedStore.temporary()) { store in
+                try await withStore(PostgresStore(url: database.url)) { postgres in
+                    let embedded = try await Self.run(store)
+                    let shared = try await Self.run(postgres)
+                    #expect(embedded.results == shared.results)
+                    #expect(embedded.errors == shared.errors)
+                    #expect(embedded.reads == shared.reads)
+                    #expect(embedded.listed == shared.listed)
+                    #expect(embedded.dump == shared.dump)
+                    #expect(embedded.rawEvents == shared.rawEvents)
+                    #expect(embedded.scopedEvents == shared.scopedEvents)
+                }
+            }
         }
     }
 }

@@ -1,0 +1,148 @@
+import Foundation
+import PostgresNIO
+import PrefsEngine
+import PrefsKit
+
+/// The preference rows and change-log entries a transaction has written so far, kept until just
+/// before it commits and then sent in one statement: a group commit of many requests costs one
+/// round trip to the database for all of them, not one per row.
+///
+/// Only each row's last write is kept — within one transaction that is the row's final state —
+/// so no row is written twice in the statement.
+struct PendingWrites {
+    /// A preference row's primary key.
+    struct Row: Hashable {
+        var key: String
+        var scope: String
+    }
+
+    /// Values by row: the new value and its revision, or nil to delete the row.
+    private(set) var values: [Row: (value: String, revision: Revision)?] = [:]
+    /// Locks by row: the revision that made it, or nil to delete the lock.
+    private(set) var locks: [Row: Revision?] = [:]
+    /// Schemas by key, with the revision that registered them.
+    private(set) var schemas: [String: (definition: String, revision: Revision)] = [:]
+    /// The change log's new entries, in order.
+    private(set) var changes: [ChangeRow] = []
+    /// The oldest revision the change log keeps after this transaction, if it compacts.
+    var keepChangesFrom: Revision?
+
+    var isEmpty: Bool { values.isEmpty && locks.isEmpty && schemas.isEmpty && changes.isEmpty && keepChangesFrom == nil }
+
+    mutating func setValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
+        values[Row(key: key, scope: scope.path)] = (value.canonicalText, revision)
+    }
+
+    mutating func deleteValue(key: String, scope: ScopePath) {
+        values[Row(key: key, scope: scope.path)] = .some(nil)
+    }
+
+    mutating func setLock(key: String, scope: ScopePath, revision: Revision) {
+        locks[Row(key: key, scope: scope.path)] = revision
+    }
+
+    mutating func deleteLock(key: String, scope: ScopePath) {
+        locks[Row(key: key, scope: scope.path)] = .some(nil)
+    }
+
+    mutating func setSchema(key: String, schema: PreferenceSchema, revision: Revision) {
+        schemas[key] = (schema.canonicalText, revision)
+    }
+
+    mutating func append(_ change: LoggedChange, at time: Double) {
+        changes.append(ChangeRow(change, createdAt: time))
+    }
+
+    /// The statement that writes everything pending, sets the revision counter to
+    /// `newestRevision`, and — when the transaction made changes (`newestRevision` is above
+    /// `startRevision`) — notifies the other hosts with `payload`: a call of `prefsd_commit`
+    /// (`Migrations/postgres/`), whose statements PostgreSQL plans once per connection, not at
+    /// every commit.
+    func statement(newestRevision: Revision, startRevision: Revision, payload: String) throws -> PostgresQuery {
+        let upserted = try Self.json(values.compactMap { row, write in
+            write.map { ValueRow(key: row.key, scope: row.scope, value: $0.value, revision: $0.revision) }
+        })
+        let deleted = try Self.json(values.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+        let locked = try Self.json(locks.compactMap { row, revision in
+            revision.map { LockRow(key: row.key, scope: row.scope, revision: $0) }
+        })
+        let unlocked = try Self.json(locks.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+        let registered = try Self.json(schemas.map { SchemaRow(key: $0.key, definition: $0.value.definition, revision: $0.value.revision) })
+        let logged = try Self.json(changes)
+        return """
+            SELECT prefsd_commit(
+                \(upserted)::jsonb, \(deleted)::jsonb, \(locked)::jsonb, \(unlocked)::jsonb, \(registered)::jsonb,
+                \(logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(startRevision), \(payload))
+            """
+    }
+
+    private static func json(_ rows: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+    }
+}
+
+private struct RowKey: Encodable {
+    var key: String
+    var scope: String
+}
+
+private struct ValueRow: Encodable {
+    var key: String
+    var scope: String
+    var value: String
+    var revision: Revision
+}
+
+private struct LockRow: Encodable {
+    var key: String
+    var scope: String
+    var revision: Revision
+}
+
+private struct SchemaRow: Encodable {
+    var key: String
+    var definition: String
+    var revision: Revision
+}
+
+/// A change-log entry as the flush statement reads it (a missing member is NULL).
+struct ChangeRow: Encodable {
+    var revision: Revision
+    var kind: String
+    var key: String?
+    var scope: String?
+    var value: String?
+    var oldValue: String?
+    var draft: String?
+    var attachment: String?
+    var account: String?
+    var thread: String?
+    var previousThread: String?
+    var draftRevision: Int64?
+    var valid: Bool?
+    var createdAt: Double
+
+    private enum CodingKeys: String, CodingKey {
+        case revision, kind, key, scope, value, draft, attachment, account, thread, valid
+        case oldValue = "old_value", previousThread = "previous_thread", draftRevision = "draft_revision"
+        case createdAt = "created_at"
+    }
+
+    init(_ change: LoggedChange, createdAt: Double) {
+        let event = change.event
+        revision = event.revision
+        kind = event.kind.rawValue
+        key = event.key
+        scope = event.scope?.path
+        value = event.value?.canonicalText
+        oldValue = change.oldValue
+        draft = event.draft
+        attachment = event.attachment
+        account = event.account
+        thread = event.thread
+        previousThread = event.previousThread
+        draftRevision = event.draftRevision
+        valid = event.valid
+        self.createdAt = createdAt
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import PostgresNIO
+import PrefsEngine
+import PrefsKit
+
+/// The SQL for reading rows back, and turning them into the domain's values by column name.
+/// Both the writer (inside its transaction, waiting on futures) and the readers (async, from the
+/// pool) run these same queries.
+enum PostgresRows {
+    static let draftColumns = """
+        id, account, thread, position, reply_to, text, content_warning, visibility, language, sensitive, poll,
+        created_at, updated_at, revision
+        """
+    static let attachmentColumns = """
+        id, draft, position, kind, mime_type, filename, byte_size, sha256, alt_text, width, height
+        """
+    static let changeColumns = """
+        revision, kind, key, scope, value, old_value, draft, attachment, account, thread, previous_thread,
+        draft_revision, valid
+        """
+
+    // MARK: Queries
+
+    /// One draft.
+    static func draftQuery(_ id: UUID) -> PostgresQuery {
+        "SELECT \(unescaped: draftColumns) FROM draft WHERE id = \(id.uuidString)"
+    }
+
+    /// Drafts of an account and/or a thread, by account, thread, position, creation — in the
+    /// byte order (and with the nulls first) SQLite gives, whatever the database's collation.
+    static func draftsQuery(account: String?, thread: String?) -> PostgresQuery {
+        """
+        SELECT \(unescaped: draftColumns) FROM draft
+        WHERE (\(account)::text IS NULL OR account = \(account)) AND (\(thread)::text IS NULL OR thread = \(thread))
+        ORDER BY account COLLATE "C", thread COLLATE "C" NULLS FIRST, position NULLS FIRST, created_at, id COLLATE "C"
+        """
+    }
+
+    /// The attachments of some drafts, by draft and position.
+    static func attachmentsQuery(of drafts: [UUID]) -> PostgresQuery {
+        """
+        SELECT \(unescaped: attachmentColumns) FROM attachment WHERE draft = ANY(\(drafts.map(\.uuidString)))
+        ORDER BY draft, position
+        """
+    }
+
+    /// The change log after `revision` up to `through`, at most `limit` changes.
+    static func changesQuery(after revision: Revision, through: Revision, limit: Int) -> PostgresQuery {
+        """
+        SELECT \(unescaped: changeColumns) FROM change
+        WHERE revision > \(revision) AND revision <= \(through) ORDER BY revision LIMIT \(Int64(limit))
+        """
+    }
+
+    // MARK: Rows
+
+    /// Drafts from their rows and their attachments' rows.
+    static func drafts(_ rows: [PostgresRow], attachments attachmentRows: [PostgresRow]) throws -> [Draft] {
+        let attachments = Dictionary(grouping: try attachmentRows.map(attachment), by: \.draft)
+        return try rows.map { row in try draft(row, attachments: attachments) }
+    }
+
+    private static func draft(_ row: PostgresRow, attachments: [UUID: [Attachment]]) throws -> Draft {
+        let row = row.makeRandomAccess()
+        let id = try uuid(row["id"].decode(String.self))
+        return Draft(
+            id: id, account: try row["account"].decode(String.self), thread: try row["thread"].decode(String?.self),
+            position: try row["position"].decode(Int?.self), replyTo: try row["reply_to"].decode(String?.self),
+            text: try row["text"].decode(String.self), contentWarning: try row["content_warning"].decode(String?.self),
+            visibility: Draft.Visibility(rawValue: try row["visibility"].decode(String.self)) ?? .public,
+            language: try row["language"].decode(String?.self), sensitive: try row["sensitive"].decode(Bool.self),
+            poll: try row["poll"].decode(String?.self).map { try JSONDecoder().decode(Draft.Poll.self, from: Data($0.utf8)) },
+            createdAt: Date(timeIntervalSince1970: try row["created_at"].decode(Double.self)),
+            updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self)),
+            revision: try row["revision"].decode(Int64.self), attachments: attachments[id] ?? [])
+    }
+
+    private static func attachment(_ row: PostgresRow) throws -> Attachment {
+        let row = row.makeRandomAccess()
+        return Attachment(
+            id: try uuid(row["id"].decode(String.self)), draft: try uuid(row["draft"].decode(String.self)),
+            position: try row["position"].decode(Int.self),
+            kind: Attachment.Kind(rawValue: try row["kind"].decode(String.self)) ?? .file,
+            mimeType: try row["mime_type"].decode(String.self), filename: try row["filename"].decode(String.self),
+            byteSize: try row["byte_size"].decode(Int64.self), sha256: try row["sha256"].decode(String.self),
+            altText: try row["alt_text"].decode(String?.self), width: try row["width"].decode(Int?.self),
+            height: try row["height"].decode(Int?.self))
+    }
+
+    /// A change log row.
+    static func change(_ row: PostgresRow) throws -> LoggedChange {
+        let row = row.makeRandomAccess()
+        return LoggedChange(
+            event: ChangeEvent(
+                revision: try row["revision"].decode(Int64.self),
+                kind: ChangeEvent.Kind(rawValue: try row["kind"].decode(String.self)),
+                key: try row["key"].decode(String?.self),
+                scope: try row["scope"].decode(String?.self).map { try ScopePath($0) },
+                value: try row["value"].decode(String?.self).map { try JSONValue(parsing: $0) },
+                draft: try row["draft"].decode(String?.self), attachment: try row["attachment"].decode(String?.self),
+                account: try row["account"].decode(String?.self), thread: try row["thread"].decode(String?.self),
+                previousThread: try row["previous_thread"].decode(String?.self),
+                draftRevision: try row["draft_revision"].decode(Int64?.self), valid: try row["valid"].decode(Bool?.self)),
+            oldValue: try row["old_value"].decode(String?.self))
+    }
+
+    private static func uuid(_ text: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw PrefsError(.internal, "The database holds an id that is not a UUID: '\(text)'.")
+        }
+        return id
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import PrefsEngine
+import PrefsKit
+import Synchronization
+
+/// A PostgreSQL database that any number of hosts share: the storage under ``PostgresStore``
+/// and a `prefsd` started with `--postgres URL`.
+///
+/// Revisions are one gap-free counter for every host: a write transaction locks the one-row
+/// counter first, so transactions commit one at a time in revision order, and each host's group
+/// commit puts all the requests waiting on it in one transaction. Each commit notifies the other
+/// hosts (``CommitListener``), which read the change log after their newest revision — on a
+/// notification, when their listening connection is made again, and on a periodic tick — so a
+/// change reaches every host, once and in order, whatever was lost on the way.
+///
+/// Writes wait for the database on a thread of their own (``PostgresWriter``); reads of drafts,
+/// attachments and the change log go through a pool of connections.
+public final class PostgresStorage: PrefsStorage {
+    /// Where the database is.
+    public let database: PostgresLocation
+    /// This host's name in the notifications it sends, unique per storage.
+    let hostID = UUID().uuidString
+    let connectionConfiguration: PostgresConnection.Configuration
+    let logger: Logger
+    private let client: PostgresClient
+    private let clientTask: Task<Void, Never>
+    private let writer: PostgresWriter
+    private let tick: Duration
+    private let listener = Mutex<CommitListener?>(nil)
+    private let closed = Atomic<Bool>(false)
+
+    /// Connects to `database`, migrates it (once, whichever host starts first), and readies the
+    /// connections. `tick` is how often the host reads the change log even without a
+    /// notification. Throws `unavailable`, with what went wrong, when PostgreSQL cannot be reached.
+    public init(database: PostgresLocation, tick: Duration = .seconds(1), logger: Logger = Logger(label: "prefsd")) async throws {
+        self.database = database
+        self.tick = tick
+        self.logger = logger
+        let tls = try Self.tls(for: database.tls)
+        var configuration = PostgresConnection.Configuration(
+            host: database.host, port: database.port, username: database.username, password: database.password,
+            database: database.database, tls: tls.connection)
+        configuration.options.connectTimeout = .seconds(5)
+        connectionConfiguration = configuration
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            defer { Task { try? await connection.close() } }
+            try await PostgresMigrator.migrate(connection, location: database, logger: logger)
+        } catch {
+            throw PostgresErrors.translate(error, location: database)
+        }
+        var clientConfiguration = PostgresClient.Configuration(
+            host: database.host, port: database.port, username: database.username, password: database.password,
+            database: database.database, tls: tls.client)
+        clientConfiguration.options.maximumConnections = 16
+        clientConfiguration.options.additionalStartupParameters = [("application_name", "prefsd reader")]
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        self.client = client
+        clientTask = Task { await client.run() }
+        writer = PostgresWriter(
+            connection: PostgresWriteConnection(
+                location: database, configuration: configuration.named("prefsd writer"), hostID: hostID, logger: logger))
+    }
+
+    /// The driver's TLS settings for a `sslmode`.
+    private static func tls(for mode: PostgresLocation.TLSMode) throws
+        -> (connection: PostgresConnection.Configuration.TLS, client: PostgresClient.Configuration.TLS)
+    {
+        switch mode {
+        case .disable:
+            return (.disable, .disable)
+        case .prefer:
+            let tls = TLSConfiguration.makeClientConfiguration()
+            return (.prefer(try NIOSSLContext(configuration: tls)), .prefer(tls))
+        case .require:
+            let tls = TLSConfiguration.makeClientConfiguration()
+            return (.require(try NIOSSLContext(configuration: tls)), .require(tls))
+        }
+    }
+
+    public var location: String { database.description }
+
+    /// Any number of hosts share the database.
+    public var hasOtherWriters: Bool { true }
+
+    public var commitsOnCallingThread: Bool { false }
+
+    /// Uploads are staged in a folder of this host's own under the system's temporary folder.
+    public var stagingFolder: URL {
+        FileManager.default.temporaryDirectory.appending(path: "prefsd-uploads-\(hostID)")
+    }
+
+    public func loadSnapshot() throws -> StorageSnapshot {
+        try writer.sync { connection in
+            try (connection as! PostgresWriteConnection).loadSnapshot()
+        }
+    }
+
+    public func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
+        try writer.sync(body)
+    }
+
+    public func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
+        writer.async(body)
+    }
+
+    public func observeCommitsElsewhere(_ wake: @escaping @Sendable () -> Void) {
+        let started = CommitListener(
+            configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick, logger: logger,
+            wake: wake)
+        listener.withLock { $0 = started }
+    }
+
+    public func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
+        try await reading {
+            // One transaction, one snapshot: the page and the log's start agree.
+            try await client.withTransaction(logger: logger) { connection in
+                var changes: [LoggedChange] = []
+                for try await row in try await connection.query(
+                    PostgresRows.changesQuery(after: revision, through: through, limit: limit), logger: logger)
+                {
+                    changes.append(try PostgresRows.change(row))
+                }
+                var oldest: Revision = 1
+                for try await value in try await connection.query(
+                    "SELECT oldest_revision FROM change_log_state WHERE id = 1", logger: logger
+                ).decode(Int64.self) {
+                    oldest = value
+                }
+                return ChangeLogPage(changes: changes, oldestRevision: oldest)
+            }
+        }
+    }
+
+    public func newestRevision() async throws -> Revision {
+        try await reading {
+            var newest: Revision = 0
+            for try await value in try await client.query(
+                "SELECT newest_revision FROM change_log_state WHERE id = 1", logger: logger
+            ).decode(Int64.self) {
+                newest = value
+            }
+            return newest
+        }
+    }
+
+    public func draft(_ id: UUID) async throws -> Draft? {
+        try await drafts(PostgresRows.draftQuery(id)).first
+    }
+
+    public func drafts(account: String?, thread: String?) async throws -> [Draft] {
+        try await drafts(PostgresRows.draftsQuery(account: account, thread: thread))
+    }
+
+    private func drafts(_ query: PostgresQuery) async throws -> [Draft] {
+        try await reading {
+            try await client.withConnection { connection in
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+                let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
+                var attachments: [PostgresRow] = []
+                if !ids.isEmpty {
+                    for try await row in try await connection.query(PostgresRows.attachmentsQuery(of: ids), logger: logger) {
+                        attachments.append(row)
+                    }
+                }
+                return try PostgresRows.drafts(rows, attachments: attachments)
+            }
+        }
+    }
+
+    public func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
+        try await reading {
+            try await PostgresBlobReader.open(
+                sha256: sha256, configuration: connectionConfiguration.named("prefsd download"), logger: logger)
+        }
+    }
+
+    /// Runs a read, its errors translated.
+    private func reading<T>(_ read: () async throws -> T) async throws -> T {
+        do {
+            return try await read()
+        } catch {
+            throw PostgresErrors.translate(error, location: database)
+        }
+    }
+
+    /// Stops listening, closes the writer's connection once queued writes have run, and the pool.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        listener.withLock { $0?.stop() }
+        writer.close()
+        clientTask.cancel()
+        try? FileManager.default.removeItem(at: stagingFolder)
+    }
+}
+
+extension PostgresConnection.Configuration {
+    /// The same configuration, for a connection that names itself `name` to the server
+    /// (`application_name`, as `pg_stat_activity` shows it).
+    func named(_ name: String) -> Self {
+        var configuration = self
+        configuration.options.additionalStartupParameters = [("application_name", name)]
+        return configuration
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+@_exported import PrefsEngine
+import PrefsKit
+
+/// The preferences store of a server app's instance, on a PostgreSQL database that any number of
+/// instances (or `prefsd` hosts) share: the same ``PrefsService`` as `EmbeddedStore`, embedded
+/// in each instance with no daemon.
+///
+/// ```swift
+/// let store = try await PostgresStore(url: "postgresql://prefs@db.internal/prefs?sslmode=require")
+/// try await store.set("feature.newTimeline", to: true, scope: "/tenants/acme")
+/// for try await event in store.watch(WatchRequest(keys: ["feature.newTimeline"], scope: "/tenants/acme")) { … }
+/// ```
+///
+/// Every instance sees its own writes at once and another's within milliseconds (or exactly
+/// when it asks, with a minimum revision); revisions are the same on every instance.
+public typealias PostgresStore = PrefsEngine<PostgresStorage>
+
+extension PrefsEngine where Storage == PostgresStorage {
+    /// Connects to the database at `url` (`postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]`),
+    /// migrates it if needed, and loads what the engine keeps in memory.
+    ///
+    /// The password comes from the URL, `PGPASSWORD`, or `passwordFile` (0600). Throws
+    /// `unavailable` when PostgreSQL cannot be reached, `invalid_request` for a bad URL.
+    public convenience init(
+        url: String, passwordFile: String? = nil, configuration: StoreConfiguration = StoreConfiguration(),
+        logger: Logger = Logger(label: "prefsd")
+    ) async throws {
+        let location = try PostgresLocation(url: url, passwordFile: passwordFile)
+        try await self.init(database: location, configuration: configuration, logger: logger)
+    }
+
+    /// Connects to `database`, migrates it if needed, and loads what the engine keeps in memory.
+    public convenience init(
+        database: PostgresLocation, configuration: StoreConfiguration = StoreConfiguration(),
+        logger: Logger = Logger(label: "prefsd")
+    ) async throws {
+        let storage = try await PostgresStorage(database: database, logger: logger)
+        do {
+            try self.init(storage: storage, configuration: configuration)
+        } catch {
+            storage.close()
+            throw error
+        }
+    }
+}

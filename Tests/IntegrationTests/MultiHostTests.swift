@@ -1,0 +1,237 @@
+import Foundation
+import PostgresNIO
+import PrefsClient
+import PrefsKit
+import TestHarness
+import Testing
+
+/// Several `prefsd` hosts on one PostgreSQL database: one revision space, and every watcher on
+/// every host gets every change it asked for exactly once, in revision order — across concurrent
+/// writers on all hosts, a host killed with `kill -9`, a lost listening connection, and a
+/// restart of PostgreSQL itself.
+@Suite("Several hosts on one PostgreSQL database", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(3)))
+struct MultiHostTests {
+    /// A write a client saw acknowledged: its revision, and what it set.
+    struct Acknowledged: Sendable, Hashable {
+        var revision: Revision
+        var key: String
+        var scope: ScopePath
+        var value: String
+    }
+
+    static let keys = ["multi.k0", "multi.k1", "multi.k2"]
+    static let scopes: [ScopePath] = ["/", "/accounts/a", "/accounts/a/x"]
+    /// The scope the scoped watches follow `multi.k0` at.
+    static let watchedScope: ScopePath = "/accounts/a"
+
+    /// `count` writes of distinct values through `client`, each to a key and scope in turn;
+    /// returns those acknowledged. With `stopAtFailure`, the first failure ends the writes
+    /// instead of being thrown.
+    static func write(
+        _ count: Int, through client: PrefsClient, label: String, stopAtFailure: Bool = false
+    ) async throws -> [Acknowledged] {
+        var acknowledged: [Acknowledged] = []
+        for index in 0..<count {
+            let key = keys[index % keys.count]
+            let scope = scopes[(index / keys.count) % scopes.count]
+            let value = "\(label)-\(index)"
+            do {
+                let result = try await client.set(key, to: .string(value), scope: scope)
+                acknowledged.append(Acknowledged(revision: result.revision, key: key, scope: scope, value: value))
+            } catch where stopAtFailure {
+                break
+            }
+        }
+        return acknowledged
+    }
+
+    /// Reads `events` up to the change at `revision` (or later), skipping notices.
+    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, through revision: Revision) async throws
+        -> [ChangeEvent]
+    {
+        var collected: [ChangeEvent] = []
+        for try await event in events where !event.kind.isNotice {
+            collected.append(event)
+            if event.revision >= revision { break }
+        }
+        return collected
+    }
+
+    /// What a scoped watch of `multi.k0` at ``watchedScope`` must see of `writes` (all the
+    /// writes, in revision order): each change of the effective value there.
+    static func expectedScoped(_ writes: [Acknowledged]) -> [String] {
+        var values: [ScopePath: String] = [:]
+        var effective: String?
+        var seen: [String] = []
+        for write in writes where write.key == "multi.k0" {
+            values[write.scope] = write.value
+            let now = values[watchedScope] ?? values[.root]
+            if now != effective {
+                effective = now
+                seen.append("\(write.revision) \(now ?? "-")")
+            }
+        }
+        return seen
+    }
+
+    /// Starts `count` daemons on `database`.
+    static func hosts(_ count: Int, on url: String) async throws -> [Daemon] {
+        var hosts: [Daemon] = []
+        for _ in 0..<count { hosts.append(try await Daemon(arguments: ["--progress-interval", "0.2"], postgresURL: url)) }
+        return hosts
+    }
+
+    /// The watches each host keeps open: a key, a prefix, and a scoped watch.
+    struct Watches {
+        var key: AsyncThrowingStream<ChangeEvent, any Error>
+        var prefix: AsyncThrowingStream<ChangeEvent, any Error>
+        var scoped: AsyncThrowingStream<ChangeEvent, any Error>
+
+        init(_ client: PrefsClient, since: Revision = 0) {
+            key = client.watch(WatchRequest(keys: ["multi.k0"], since: since))
+            prefix = client.watch(WatchRequest(prefixes: ["multi."], since: since))
+            scoped = client.watch(WatchRequest(keys: ["multi.k0"], scope: MultiHostTests.watchedScope, since: since))
+        }
+
+        /// Checks each watch saw exactly what `writes` (every write, in revision order) says.
+        func check(against writes: [Acknowledged], host: Int) async throws {
+            let last = writes.last!.revision
+            let all = try await MultiHostTests.collect(prefix, through: last)
+            #expect(all.map(\.revision) == writes.map(\.revision), "prefix watch on host \(host)")
+            #expect(all.map { $0.value?.stringValue } == writes.map(\.value), "prefix watch on host \(host)")
+            let k0 = writes.filter { $0.key == "multi.k0" }
+            let keyed = try await MultiHostTests.collect(key, through: k0.last!.revision)
+            #expect(keyed.map(\.revision) == k0.map(\.revision), "key watch on host \(host)")
+            let expected = MultiHostTests.expectedScoped(writes)
+            let scopedRevision = Revision(expected.last!.split(separator: " ")[0])!
+            let seen = try await MultiHostTests.collect(scoped, through: scopedRevision)
+            #expect(seen.map { "\($0.revision) \($0.value?.stringValue ?? "-")" } == expected, "scoped watch on host \(host)")
+        }
+    }
+
+    @Test("Concurrent writers on three hosts: one gap-free revision space; every watcher on every host sees each change once, in order")
+    func threeHostsOneRevisionSpace() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(3, on: database.url)
+            let watches = hosts.map { Watches($0.client) }
+            let acknowledged = try await withThrowingTaskGroup(of: [Acknowledged].self) { group in
+                for (index, client) in hosts.map(\.client).enumerated() {
+                    for writer in 0..<3 {
+                        group.addTask { try await Self.write(60, through: client, label: "h\(index)w\(writer)") }
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }.sorted { $0.revision < $1.revision }
+            #expect(acknowledged.map(\.revision) == Array(1...Revision(acknowledged.count)), "gap-free, each once")
+            for (index, watch) in watches.enumerated() { try await watch.check(against: acknowledged, host: index) }
+            for host in hosts { #expect(try await host.client.status().revision == acknowledged.last!.revision) }
+        }
+    }
+
+    @Test("A watcher that moves to another host with since= misses nothing and sees nothing twice")
+    func aWatcherMovesHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let first = try await Self.write(30, through: hosts[0].client, label: "before")
+            let seenOnA = try await Self.collect(hosts[0].client.watch(WatchRequest(prefixes: ["multi."], since: 0)), through: 20)
+            let more = try await Self.write(30, through: hosts[0].client, label: "after")
+            let seenOnB = try await Self.collect(
+                hosts[1].client.watch(WatchRequest(prefixes: ["multi."], since: seenOnA.last!.revision)), through: more.last!.revision)
+            #expect((seenOnA + seenOnB).map(\.revision) == (first + more).map(\.revision))
+        }
+    }
+
+    @Test("kill -9 of a host while it writes: every write it acknowledged is in the database, and the others go on")
+    func aHostKilledLosesNothingAcknowledged() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let doomed = hosts[0].client
+            let writing = Task { try await Self.write(400, through: doomed, label: "doomed", stopAtFailure: true) }
+            // Killed midway: once the other host has seen 20 of its writes.
+            while try await hosts[1].client.status().revision < 20 { try await Task.sleep(for: .milliseconds(5)) }
+            await hosts[0].kill()
+            let acknowledged = try await writing.value
+            #expect(!acknowledged.isEmpty)
+            let survivors = try await Self.write(10, through: hosts[1].client, label: "survivor")
+            let stored = try await database.connection { connection, logger in
+                var values: [Revision: String] = [:]
+                let rows = try await connection.query("SELECT revision, value FROM change", logger: logger)
+                for try await (revision, value) in rows.decode((Int64, String).self) { values[revision] = value }
+                return values
+            }
+            for write in acknowledged + survivors {
+                #expect(stored[write.revision] == JSONValue.string(write.value).canonicalText, "revision \(write.revision)")
+            }
+            #expect(stored.keys.sorted() == Array(1...Revision(stored.count)), "gap-free")
+        }
+    }
+
+    @Test("A host whose listening connection is cut misses nothing: its watchers catch up")
+    func aListenerCutIsCaughtUp() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let watches = Watches(hosts[1].client)
+            var acknowledged = try await Self.write(20, through: hosts[0].client, label: "one")
+            try await database.connection { connection, logger in
+                _ = try await connection.query(
+                    """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE application_name = 'prefsd listener' AND datname = current_database()
+                    """, logger: logger)
+            }
+            acknowledged += try await Self.write(20, through: hosts[0].client, label: "two")
+            try await watches.check(against: acknowledged, host: 1)
+        }
+    }
+
+    @Test("PostgreSQL goes away mid-run: writes answer 503 unavailable, reads come from memory, watches stay open; when it is back every host catches up with nothing missed")
+    func postgresRestartsMidRun() async throws {
+        try await withOwnPostgresServer { server in
+            let database = try await PostgresTestDatabase.create(on: server.url)
+            let hosts = try await Self.hosts(2, on: database.url)
+            let watches = Watches(hosts[1].client)
+            var acknowledged = try await Self.write(15, through: hosts[0].client, label: "before")
+
+            try await server.pause()
+            let refused = await #expect(throws: PrefsError.self) {
+                try await hosts[0].client.set("multi.k0", to: "while away", scope: "/")
+            }
+            #expect(refused?.code == .unavailable)
+            let cached = try await hosts[1].client.resolve("multi.k0", scope: "/")
+            #expect(cached.value == .string(acknowledged.last { $0.key == "multi.k0" && $0.scope == .root }!.value))
+
+            try await server.resume()
+            // The first writes after the restart may still meet a connection the server dropped.
+            for attempt in 0..<50 {
+                if let more = try? await Self.write(15, through: hosts[0].client, label: "after\(attempt)") {
+                    acknowledged += more
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            acknowledged += try await Self.write(15, through: hosts[1].client, label: "other")
+            try await watches.check(against: acknowledged.sorted { $0.revision < $1.revision }, host: 1)
+        }
+    }
+
+    @Test("PostgreSQL unreachable at start: a clear message and exit 1")
+    func unreachableAtStart() async throws {
+        let port = try await CommandResult.runTool(
+            "/usr/bin/env", ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        let url = "postgresql://prefs:secret@127.0.0.1:\(port.stdout.trimmingCharacters(in: .whitespacesAndNewlines))/prefs"
+        let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-unreachable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await CommandResult.run("prefsd", ["--postgres", url, "--socket", folder.appending(path: "s.sock").path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("unreachable") && result.stderr.contains("postgresql://prefs@127.0.0.1"))
+        #expect(!result.stderr.contains("secret"), "the password is never logged")
+    }
+}
+
+extension JSONValue {
+    /// The string, if this is one.
+    var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+}
