@@ -24,7 +24,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PrefsKit", targets: ["PrefsKit"]),
+        .library(name: "PrefsEngine", targets: ["PrefsEngine"]),
         .library(name: "PrefsStore", targets: ["PrefsStore"]),
+        .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
         .library(name: "PrefsClientCore", targets: ["PrefsClientCore"]),
         .library(name: "PrefsClient", targets: ["PrefsClient"]),
         .library(name: "PrefsServer", targets: ["PrefsServer"]),
@@ -43,6 +45,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // Tested with 600.0.1, 602.0.0 and 603.0.1; a range lets apps share it with other macro packages.
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
@@ -62,13 +66,38 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The SQLite store (GRDB). Its SQL lives in Migrations/ and is compiled into the binary.
+        // The engine every backend shares: cache, watch hub, replay, group commit, write rules,
+        // over a storage that holds only SQL, transactions and blob I/O.
+        .target(
+            name: "PrefsEngine",
+            dependencies: [
+                "PrefsKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The SQLite storage (GRDB) and EmbeddedStore. Its SQL lives in Migrations/sqlite/ and is
+        // compiled into the binary.
         .target(
             name: "PrefsStore",
             dependencies: [
-                "PrefsKit",
+                "PrefsKit", "PrefsEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedMigrations"]
+        ),
+        // The PostgreSQL storage (postgres-nio) and PostgresStore: several hosts, one database.
+        // Its SQL lives in Migrations/postgres/ and is compiled into the binary.
+        .target(
+            name: "PrefsPostgres",
+            dependencies: [
+                "PrefsKit", "PrefsEngine",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings,
@@ -79,15 +108,20 @@ let package = Package(
 
         // The daemon client: the same protocol as the store, over the Unix socket, with keep-alive
         // connections on plain POSIX calls and no networking library (what prefsctl links)…
-        .target(name: "PrefsClientCore", dependencies: ["PrefsKit"], swiftSettings: swiftSettings),
+        .target(name: "PrefsClientCore", dependencies: ["PrefsKit", "PrefsSocket"], swiftSettings: swiftSettings),
         // …and the module applications import, with `PrefsClient(socketPath:)`.
         .target(name: "PrefsClient", dependencies: ["PrefsKit", "PrefsClientCore"], swiftSettings: swiftSettings),
 
-        // HTTP routes over any PrefsService.
+        // Connecting to a Unix socket by its path: for the client, the daemon's check for a live
+        // daemon on its socket, the benchmark and the tests.
+        .target(name: "PrefsSocket", swiftSettings: swiftSettings),
+
+        // The HTTP API of an engine: each endpoint defined once; the listeners (Unix socket, TCP),
+        // the raw-bytes path and Hummingbird are adapters over those definitions.
         .target(
             name: "PrefsServer",
             dependencies: [
-                "PrefsKit", "PrefsClientCore",
+                "PrefsKit", "PrefsEngine", "PrefsSocket",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -103,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "prefsd",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsServer",
+                "PrefsKit", "PrefsStore", "PrefsPostgres", "PrefsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,7 +176,7 @@ let package = Package(
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["PrefsKit", "PrefsStore", "PrefsClientCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 
@@ -150,7 +184,10 @@ let package = Package(
         .target(name: "SampleImages", path: "Tests/SampleImages", swiftSettings: swiftSettings),
         // What the test targets share to wait without blocking a thread of the concurrency pool:
         // child processes, blocking reads, closing stores.
-        .target(name: "TestHarness", dependencies: ["PrefsStore"], path: "Tests/TestHarness", swiftSettings: swiftSettings),
+        .target(
+            name: "TestHarness",
+            dependencies: ["PrefsStore", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),
         .testTarget(
@@ -168,7 +205,7 @@ let package = Package(
         .testTarget(
             name: "PrefsStoreTests",
             dependencies: [
-                "PrefsKit", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
+                "PrefsKit", "PrefsEngine", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -187,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "SampleImages", "TestHarness"],
+            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "SampleImages", "TestHarness"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import PrefsSocket
 import PrefsKit
 import Synchronization
 

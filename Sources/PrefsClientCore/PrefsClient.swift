@@ -26,6 +26,11 @@ public final class PrefsClient: PrefsService {
         try await call("GET", "/v1/status")
     }
 
+    /// Asks the daemon to answer once it has taken in `revision` (`GET /v1/status?minRevision=`).
+    public func waitForRevision(_ revision: Revision) async throws {
+        let _: ServiceStatus = try await call("GET", "/v1/status", query: ["minRevision": String(revision)])
+    }
+
     public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
         let spec = try Self.resolveRequest(key, scope: scope, explain: explain)
         return try Self.resolution(try await transport.send(spec), answering: spec)

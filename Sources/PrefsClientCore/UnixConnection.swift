@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import PrefsSocket
 import PrefsKit
 
 /// A blocking connection to the daemon's Unix socket, for a caller whose thread has nothing

@@ -108,7 +108,7 @@ import Testing
         #expect(staged.isEmpty)
     }
 
-    @Test("A chunked body with trailers is a body like any other", arguments: [HTTPPath.eventLoop, .tcp])
+    @Test("A chunked body with trailers is a body like any other", arguments: [HTTPPath.router, .tcp])
     func trailersAreAccepted(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let connection = try await daemon.connect(path)
@@ -172,7 +172,7 @@ import Testing
         }
     }
 
-    @Test("A watch to an HTTP/1.0 client is close-delimited, not chunked", arguments: [HTTPPath.eventLoop, .tcp])
+    @Test("A watch to an HTTP/1.0 client is close-delimited, not chunked", arguments: [HTTPPath.router, .tcp])
     func http10WatchIsNotChunked(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         for connectionHeader in ["", "Connection: keep-alive\r\n"] {
@@ -194,7 +194,7 @@ import Testing
         }
     }
 
-    @Test("A watch from a revision the store has not reached is refused, naming the newest", arguments: [HTTPPath.eventLoop, .tcp])
+    @Test("A watch from a revision the store has not reached is refused, naming the newest", arguments: [HTTPPath.router, .tcp])
     func watchSinceAheadIsRefused(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let newest = try await daemon.daemon.client.set("framing.key", to: 1).revision

@@ -8,12 +8,12 @@ import Testing
 /// The ways a request reaches what answers it in a daemon, each of which must keep the API's
 /// promises alike.
 enum HTTPPath: String, CaseIterable, CustomTestStringConvertible {
-    /// The Unix socket, first request of a connection: plain reads and writes are answered from
-    /// the raw bytes (`FrontAnswerHandler`), anything else goes on to the HTTP decoder.
+    /// The Unix socket, first request of a connection: plain requests are read from the raw
+    /// bytes (`FrontAnswerHandler`), anything else goes on to the HTTP decoder.
     case front
-    /// The Unix socket, after a request that is not plain: plain reads and writes are answered on
-    /// the event loop from the decoded request (`EventLoopAnswerHandler`), the rest by the router.
-    case eventLoop
+    /// The Unix socket, after a request that is not plain: NIO's HTTP decoder and Hummingbird
+    /// (`HummingbirdResponder`).
+    case router
     /// The TCP listener: everything through the router, behind the bearer token.
     case tcp
 
@@ -44,13 +44,13 @@ final class ListeningDaemon {
         }
     }
 
-    /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/eventLoop``,
+    /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/router``,
     /// a request that is not plain has been answered on it already.
     func connect(_ path: HTTPPath) async throws -> HTTPConnection {
         switch path {
         case .front:
             return HTTPConnection(try RawSocket(path: daemon.socketPath), authorization: nil)
-        case .eventLoop:
+        case .router:
             let connection = HTTPConnection(try RawSocket(path: daemon.socketPath), authorization: nil)
             connection.send("GET /v1/status HTTP/1.1\r\nHost: prefsd\r\n\r\n")
             let answer = try #require(await connection.response())

@@ -259,9 +259,10 @@ import Testing
         let compacted = ErrorBody(PrefsError(.compacted, "Gone.", oldestRevision: 21))
         let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
         let ahead = ErrorBody(PrefsError.ahead(since: 40, newest: 30))
+        let behind = ErrorBody(PrefsError.behind(revision: 40, applied: 38))
         try checkEvery([compacted, stale, ahead], as: "Error")
         let locked = ErrorBody(PrefsError(.locked, "Locked.", lock: PreferenceLock(key: "a.b", scope: "/accounts")))
-        try checkEvery([compacted.error, stale.error, ahead.error, locked.error], as: "ErrorDetail")
+        try checkEvery([compacted.error, stale.error, ahead.error, behind.error, locked.error], as: "ErrorDetail")
 
         // The documented enums are exactly the Swift ones (`unreachable` is the client's own, never answered).
         let codes = Set(document.enumValues(of: "ErrorDetail", property: "code"))
@@ -953,7 +954,7 @@ extension OpenAPIContractTests {
         case ("path", "draft"), ("path", "attachment"), ("query", "draft"): .refused(value: "not-a-uuid", code: "invalid_request")
         case ("query", "scope"): .refused(value: "nope", code: "invalid_scope")
         case ("query", "explain"), ("query", "recursive"), ("query", "replace"): .refused(value: "maybe", code: "invalid_request")
-        case ("query", "since"): .refused(value: "-4", code: "invalid_request")
+        case ("query", "since"), ("query", "minRevision"): .refused(value: "-4", code: "invalid_request")
         case ("query", "filename"): .refused(value: "", code: "invalid_request")
         case ("query", "kind"): .refused(value: "picture", code: "invalid_request")
         case ("header", "Last-Event-ID"): .refused(value: "x", code: "invalid_request")

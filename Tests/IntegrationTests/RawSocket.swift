@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsSocket
 import PrefsClientCore
 import TestHarness
 

@@ -12,9 +12,9 @@ import Testing
 
 @testable import PrefsServer
 
-/// ``FrontAnswerHandler``'s writes: that it answers plain writes with the bytes the pipeline
-/// behind it would send, commits at once when its connection is alone on its event loop, leaves
-/// every other write to that pipeline, and holds what follows a write until its answer.
+/// ``FrontAnswerHandler``'s writes: that it answers plain writes, commits at once when its
+/// connection is alone on its event loop, leaves every other write to the pipeline behind it, and
+/// holds what follows a write until its answer.
 @Suite struct FrontWriteTests {
     typealias Pipeline = FrontReadTests
 
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test(
-        "Answers plain writes with the bytes the pipeline behind would send",
+        "Answers plain writes, committing at once when alone on its loop",
         arguments: [
             put("/v1/prefs/a.b?scope=%2Faccounts%2Fx", #"{"z":[1,2],"a":"b"}"#, headers: "Host: prefsd\r\nContent-Type: application/json\r\n"),
             put("/v1/prefs/a.b", "true", headers: "connection: close\r\n"),
@@ -34,26 +34,20 @@ import Testing
             put("/v1/prefs/a.big", "\"" + String(repeating: "x", count: 300) + "\""),
         ])
     func answersPlainWrites(request: String) async throws {
-        // Two stores alike, so that both answers carry the same revision.
         var configuration = StoreConfiguration()
         configuration.rules.maximumValueBytes = 100
-        try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { frontStore in
-            try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { behindStore in
-                for store in [frontStore, behindStore] { try await store.lock("a.locked", scope: "/accounts") }
-                let limits = ServerLimits(maximumValueBytes: 400)
-                let front = try Pipeline.channel(over: frontStore, limits: limits)
-                let behind = try Pipeline.channel(over: behindStore, front: false, limits: limits)
-                try front.writeInbound(ByteBuffer(string: request))
-                try behind.writeInbound(ByteBuffer(string: request))
-                #expect(try Pipeline.passedOn(by: front) == 0)
-                #expect(try Pipeline.passedOn(by: behind) == 0)
-                // Alone on its loop, the write committed before writeInbound returned.
-                let answer = try Pipeline.written(by: front)
-                #expect(answer.hasPrefix("HTTP/1.1 \(Self.expectedStatus(of: request))\r\n"), "\(answer)")
-                #expect(answer == (try Pipeline.written(by: behind)), "\(request)")
-                #expect(front.isActive == !request.lowercased().contains("close"))
-                #expect(try await frontStore.dump(scope: .root) == (try await behindStore.dump(scope: .root)))
-            }
+        try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { store in
+            try await store.lock("a.locked", scope: "/accounts")
+            let front = try Pipeline.channel(over: store, limits: ServerLimits(maximumValueBytes: 400))
+            try front.writeInbound(ByteBuffer(string: request))
+            #expect(try Pipeline.passedOn(by: front) == 0)
+            // Alone on its loop, the write committed before writeInbound returned.
+            let answer = try Pipeline.written(by: front)
+            let status = Self.expectedStatus(of: request)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status)\r\n"), "\(answer)")
+            #expect(answer.hasSuffix(status == "200 OK" ? #"{"revision":2}"# : "}"))
+            #expect(front.isActive == !request.lowercased().contains("close"))
+            #expect(try await store.status().revision == (status == "200 OK" ? 2 : 1))
         }
     }
 
@@ -65,13 +59,25 @@ import Testing
         return "200 OK"
     }
 
-    @Test("Leaves every write that is not plain to the pipeline behind it", arguments: [
+    @Test("Refuses bad plain writes itself, with a 4xx, changing nothing", arguments: [
         put("/v1/prefs/a.b", "not json"),
-        put("/v1/prefs/a.b", String(repeating: "1", count: 2000)),
-        put("/v1/prefs/a.b?scope=/a&x=1", "1"),
+        put("/v1/prefs/a.b?scope=a", "1"),
         put("/v1/prefs/Bad%20Key", "1"),
-        put("/v1/prefs/a.b", "1", headers: "Expect: 100-continue\r\n"),
         "PUT /v1/prefs/a.b HTTP/1.1\r\n\r\n",
+    ])
+    func refusesBadWrites(request: String) async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Pipeline.channel(over: store, limits: ServerLimits(maximumValueBytes: 10))
+            try channel.writeInbound(ByteBuffer(string: request))
+            #expect(try Pipeline.passedOn(by: channel) == 0)
+            #expect(try Pipeline.written(by: channel).hasPrefix("HTTP/1.1 400 Bad Request"))
+            #expect(try await store.status().revision == 0)
+        }
+    }
+
+    @Test("Leaves a body over its limit, or one the client waits to send, to the pipeline behind it", arguments: [
+        put("/v1/prefs/a.b", String(repeating: "1", count: 2000)),
+        put("/v1/prefs/a.b", "1", headers: "Expect: 100-continue\r\n"),
     ])
     func leavesOtherWrites(request: String) async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
@@ -112,17 +118,17 @@ import Testing
     /// nearer the socket and `behind` at the end, on a loop that carries another connection too:
     /// its writes go to the store's writer, and are answered from there.
     static func sharedLoopChannel(
-        _ answering: EventLoopAnswering, before: (any ChannelHandler & Sendable)? = nil, behind: (any ChannelHandler & Sendable)? = nil
+        _ serving: Serving, before: (any ChannelHandler & Sendable)? = nil, behind: (any ChannelHandler & Sendable)? = nil
     ) async throws -> NIOAsyncTestingChannel {
         try await NIOAsyncTestingChannel { channel in
             let pipeline = channel.pipeline.syncOperations
             if let before { try pipeline.addHandler(before) }
             try pipeline.addHandlers([
-                FrontAnswerHandler(answering: answering)!,
+                serving.front(),
                 ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
             ])
             if let behind { try pipeline.addHandler(behind) }
-            answering.occupancy.connectionOpened(on: channel.eventLoop)
+            serving.occupancy.connectionOpened(on: channel.eventLoop)
         }
     }
 
@@ -140,10 +146,10 @@ import Testing
 
     @Test func whatFollowsAWriteWaitsForItsAnswerWhenTheWriterCommitsIt() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let answering = EventLoopAnswering(service: store)
+            let serving = Serving(store)
             let recorder = QuiesceRecorder()
-            let channel = try await Self.sharedLoopChannel(answering, behind: recorder)
-            #expect(!answering.occupancy.isAlone(on: channel.eventLoop))
+            let channel = try await Self.sharedLoopChannel(serving, behind: recorder)
+            #expect(!serving.occupancy.isAlone(on: channel.eventLoop))
             // The write, a read of its key, and shutdown's start, all before the write is answered.
             try await channel.testingEventLoop.executeInContext {
                 let pipeline = channel.pipeline.syncOperations
@@ -177,9 +183,9 @@ import Testing
 
     @Test func readsOnWhileAWriteAwaitsItsCommitUpToALimit() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let answering = EventLoopAnswering(service: store)
+            let serving = Serving(store)
             let counter = ReadCounter()
-            let channel = try await Self.sharedLoopChannel(answering, before: counter)
+            let channel = try await Self.sharedLoopChannel(serving, before: counter)
             let read = "GET /v1/prefs/a.b HTTP/1.1\r\n\r\n"
             let reads = FrontAnswerHandler.maximumPendingBytes / read.utf8.count + 1
             let readsAsked = try await channel.testingEventLoop.executeInContext { () -> [Int] in
@@ -208,12 +214,12 @@ import Testing
 
     @Test func countsTheConnectionsOfItsLoop() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let answering = EventLoopAnswering(service: store)
-            let occupancy = answering.occupancy
+            let serving = Serving(store)
+            let occupancy = serving.occupancy
             let loop = EmbeddedEventLoop()
             let channels = try (0..<2).map { _ in
                 let channel = EmbeddedChannel(loop: loop)
-                try channel.pipeline.syncOperations.addHandler(FrontAnswerHandler(answering: answering)!)
+                try channel.pipeline.syncOperations.addHandler(serving.front())
                 return channel
             }
             #expect(!occupancy.isAlone(on: loop))

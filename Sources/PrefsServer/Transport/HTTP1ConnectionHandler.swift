@@ -5,8 +5,7 @@ import PrefsKit
 
 /// The HTTP/1 rules of a connection that neither NIO's codec nor Hummingbird keeps for us, applied
 /// where a request's version is still known: between NIO's decoder and encoder and the HTTP types
-/// codec, on every listener. Every request that NIO decodes passes it — the router's, and those
-/// ``EventLoopAnswerHandler`` answers.
+/// codec, on every listener. Every request that NIO decodes passes it.
 ///
 /// - **Persistence** (RFC 9112 §9.3): an HTTP/1.1 connection persists unless the request's
 ///   `Connection` header lists `close` — anywhere in the list, in any case (``ConnectionOptions``);
@@ -128,11 +127,15 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func refuse(context: ChannelHandlerContext) {
         guard let refusal else { return }
         closing = true
-        let (status, body) = refusal.answer
+        let answer = Answer.error(refusal)
+        guard case .whole(let body) = answer.body else { return }
         var headers = HTTPHeaders()
-        for field in AnswerHeaders.json(bodyLength: body.readableBytes, close: true) {
-            headers.add(name: field.name.rawName, value: field.value)
-        }
+        for field in answer.fields { headers.add(name: field.name.rawName, value: field.value) }
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Date", value: HTTPDate.shared.now())
+        headers.add(name: "Server", value: "prefsd")
+        headers.add(name: "Connection", value: "close")
+        let status = answer.status
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)

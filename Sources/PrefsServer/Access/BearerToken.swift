@@ -1,22 +1,14 @@
-import Hummingbird
-import PrefsKit
+/// The token every request on the loopback TCP listener must carry: `Authorization: Bearer
+/// TOKEN`. The scheme name is matched in any case (`bearer`, `BEARER`: RFC 9110 §11.1), the token
+/// exactly, and the comparison takes the same time however much of the token a guess gets right.
+/// (The Unix socket checks its peer's uid instead: ``PeerCredentialsHandler``.)
+struct BearerToken: Sendable {
+    /// The token's bytes.
+    let bytes: [UInt8]
 
-/// Lets a request through only when it carries `Authorization: Bearer TOKEN`; any other gets
-/// 401 `unauthorized` with no detail. The scheme name is matched in any case (`bearer`, `BEARER`:
-/// RFC 9110 §11.1), the token exactly, and the comparison takes the same time however much of the
-/// token a guess gets right. Guards the loopback TCP listener (`prefsd --listen`); the Unix
-/// socket checks its peer's uid instead.
-struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: [UInt8]
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        let presented = request.headers[.authorization].map { Array($0.utf8) } ?? []
-        guard Self.matches(presented, token: token) else {
-            throw PrefsError(.unauthorized, "Unauthorized.")
-        }
-        return try await next(request, context)
+    /// Whether an `Authorization` header's value `presented` carries this token.
+    func admits(_ presented: String?) -> Bool {
+        Self.matches(presented.map { Array($0.utf8) } ?? [], token: bytes)
     }
 
     /// Whether `presented` (an `Authorization` header's value) is the scheme `Bearer`, in any

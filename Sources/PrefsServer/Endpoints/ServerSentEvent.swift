@@ -1,9 +1,21 @@
 import Foundation
+import HTTPTypes
 import PrefsKit
 
 /// The text/event-stream encoding of watch events.
 public enum ServerSentEvent {
     private static let encoder = WireJSON.encoder()
+
+    /// A watch answer's own header fields. The connection closes when the stream ends
+    /// (`overflow`, `shutdown`), and says so up front: a pooling client must not send its next
+    /// request on it.
+    static let headFields = [
+        HTTPField(name: .contentType, value: "text/event-stream"), HTTPField(name: .cacheControl, value: "no-cache"),
+        HTTPField(name: .connection, value: "close"),
+    ]
+
+    /// The comment a watch answer opens with, once the watch is subscribed.
+    static let opening = Data(": watching\n\n".utf8)
 
     /// `id: REVISION\nevent: KIND\ndata: JSON\n\n`.
     public static func encode(_ event: ChangeEvent) -> Data {

@@ -1,11 +1,9 @@
 import NIOCore
 import NIOHTTPTypesHTTP1
-import PrefsKit
 
 /// Sets up the front of a new connection, then leaves the pipeline: receive buffers that start
 /// smaller and may grow larger than NIO's; an ``HTTP1ConnectionHandler`` before the HTTP types
-/// codec; and, when the service can answer reads at once, a ``FrontAnswerHandler`` before the
-/// HTTP decoder.
+/// codec; and a ``FrontAnswerHandler`` before the HTTP decoder.
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
 /// sent a request holds one for as long as it is open: for 10 000 watch connections, 20 MiB at
@@ -19,13 +17,16 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     /// NIO's adaptive sizing, starting smaller.
     static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 1 << 20)
 
-    private let answering: EventLoopAnswering?
+    private let api: API
+    private let occupancy: EventLoopOccupancy
+    private let maximumBodyBytes: Int
 
-    /// Sets up connections to a service that answers as `answering` says; with nil, one that
-    /// answers nothing before the HTTP decoder (the TCP listener, whose every request must pass
-    /// the router's token check).
-    init(answering: EventLoopAnswering?) {
-        self.answering = answering
+    /// Sets up connections to `api`, whose raw-bytes path takes bodies up to `maximumBodyBytes`
+    /// and counts connections per loop in `occupancy`.
+    init(api: API, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+        self.api = api
+        self.occupancy = occupancy
+        self.maximumBodyBytes = maximumBodyBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -34,7 +35,8 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
             try? pipeline.addHandler(HTTP1ConnectionHandler(), position: .before(codec))
         }
-        if let front = answering.flatMap(FrontAnswerHandler.init) { try? pipeline.addHandler(front, position: .first) }
+        let front = FrontAnswerHandler(api: api, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
+        try? pipeline.addHandler(front, position: .first)
         pipeline.removeHandler(context: context, promise: nil)
     }
 }

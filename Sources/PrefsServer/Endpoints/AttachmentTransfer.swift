@@ -1,27 +1,25 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import PrefsKit
 
 /// Attachments over HTTP: what an upload's request says about the file (its body is the bytes),
 /// and the answer that streams a file back.
-extension Request {
+extension EndpointRequest {
     /// `filename` (required), `kind` and `alt` from the query; the MIME type from `Content-Type`,
     /// unless that says nothing about the file (then the store takes it from the bytes or the file
     /// name; see ``AttachmentMedia``).
     func attachmentUpload() throws -> AttachmentUpload {
-        let query = uri.queryParameters
-        guard let filename = query.get("filename"), !filename.isEmpty else {
+        guard let filename = query["filename"], !filename.isEmpty else {
             throw PrefsError(.invalidRequest, "An upload needs ?filename=, the file's name; the body is the file's bytes.")
         }
-        let kind = try query.get("kind").map { text in
+        let kind = try query["kind"].map { text in
             guard let kind = Attachment.Kind(rawValue: text) else {
                 let kinds = Attachment.Kind.allCases.map(\.rawValue).joined(separator: ", ")
                 throw PrefsError(.invalidRequest, "'\(text)' is not an attachment kind; the kinds are \(kinds).")
             }
             return kind
         }
-        return AttachmentUpload(filename: filename, kind: kind, mimeType: uploadedMIMEType(), altText: query.get("alt"))
+        return AttachmentUpload(filename: filename, kind: kind, mimeType: uploadedMIMEType(), altText: query["alt"])
     }
 
     /// `Content-Type` without its parameters, lowercased; nil when absent, malformed, or one
@@ -38,25 +36,18 @@ extension Request {
     private static let genericContentTypes: Set<String> = ["application/octet-stream", "application/x-www-form-urlencoded"]
 }
 
-extension Response {
+extension Answer {
     /// An attachment's bytes, streamed as the service reads them, with its MIME type, length
     /// and file name.
-    static func attachment(_ download: AttachmentDownload) -> Response {
+    static func file(_ download: AttachmentDownload) -> Answer {
         let attachment = download.attachment
-        let bytes = download.bytes
-        return Response(
+        return Answer(
             status: .ok,
-            headers: [
-                .contentType: attachment.mimeType,
-                .contentDisposition: contentDisposition(filename: attachment.filename),
+            fields: [
+                HTTPField(name: .contentType, value: attachment.mimeType),
+                HTTPField(name: .contentDisposition, value: contentDisposition(filename: attachment.filename)),
             ],
-            body: ResponseBody(contentLength: Int(attachment.byteSize)) { writer in
-                for try await chunk in bytes {
-                    try await writer.write(ByteBuffer(bytes: chunk))
-                }
-                try await writer.finish(nil)
-            }
-        )
+            body: .streamed(length: Int(attachment.byteSize), chunks: download.bytes))
     }
 
     /// `attachment; filename="…"` with quotes and backslashes escaped; for a name that is not

@@ -60,3 +60,12 @@ public enum UnixSocket {
         return recv(descriptor, buffer, count, 0)
     }
 }
+
+extension UnixSocket {
+    /// Whether something accepts connections on the socket at `path`.
+    public static func isAnswering(_ path: String) -> Bool {
+        guard let descriptor = try? descriptor(connectedTo: path) else { return false }
+        close(descriptor)
+        return true
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import HTTPTypes
+import Logging
+import PrefsEngine
+import PrefsKit
+
+/// The HTTP API: every endpoint (``Endpoints``), and what every request passes on its way to one,
+/// whichever listener and path carries it — the bearer token where one is required, routing
+/// (404, and 405 with `Allow`), `HEAD` answered as `GET`, the memo of cacheable answers, errors
+/// worded as the API words them (internal ones logged), and the request log.
+///
+/// A listener turns bytes into an ``EndpointRequest``, asks ``prepare(_:)`` what comes of it,
+/// reads its body as the endpoint says, asks ``deliver(_:to:)`` and sends the ``Delivery``.
+struct API: Sendable {
+    /// Where a request was routed.
+    enum Route: Sendable {
+        case endpoint(Endpoint)
+        /// No endpoint answers it: the error to answer.
+        case refused(PrefsError, allow: [HTTPRequest.Method])
+    }
+
+    /// Every endpoint.
+    let endpoints: [Endpoint]
+    /// The engine the endpoints serve.
+    let engine: any EngineServing
+    /// The token every request must carry (`Authorization: Bearer …`), on a listener that asks
+    /// for one.
+    let token: BearerToken?
+    /// Answers of cacheable endpoints, kept until the next change.
+    let memo: AnswerMemo
+    let logger: Logger
+
+    /// The API of `engine` within `limits`; with a `token`, every request must carry it.
+    init(engine: any EngineServing, limits: ServerLimits, token: BearerToken? = nil, memo: AnswerMemo? = nil, logger: Logger) {
+        self.engine = engine
+        self.token = token
+        self.memo = memo ?? AnswerMemo()
+        self.logger = logger
+        endpoints = Endpoints.all(engine: engine, limits: limits)
+    }
+
+    /// The same API, requiring `token` of every request; the memo is shared.
+    func requiring(_ token: BearerToken) -> API {
+        API(engine: engine, token: token, memo: memo, logger: logger, endpoints: endpoints)
+    }
+
+    private init(engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, logger: Logger, endpoints: [Endpoint]) {
+        self.engine = engine
+        self.token = token
+        self.memo = memo
+        self.logger = logger
+        self.endpoints = endpoints
+    }
+
+    // MARK: Routing
+
+    /// What comes of a request before its body is read.
+    enum Preparation: Sendable {
+        /// This answer: the request is refused (its token, its path or method), or a cacheable
+        /// answer for it is kept.
+        case answer(Answer)
+        /// The endpoint answers it (its path parameters are filled in): read its body as the
+        /// endpoint says, then ``deliver(_:to:)``.
+        case endpoint(Endpoint)
+    }
+
+    /// Checks `request`'s token, answers it from the memo if it can, else finds its endpoint.
+    func prepare(_ request: inout EndpointRequest) -> Preparation {
+        if let refusal = refusal(of: request) { return .answer(refusal) }
+        if request.method == .get || request.method == .head, let answer = memo.answer(for: request.target, engine: engine) {
+            log(request, "memo", answer.status)
+            return .answer(answer)
+        }
+        switch route(&request) {
+        case .endpoint(let endpoint): return .endpoint(endpoint)
+        case .refused(let error, let allow): return .answer(refused(request, error, allow: allow))
+        }
+    }
+
+    /// The endpoint `request` is for, its path parameters filled in; `HEAD` finds `GET`'s.
+    func route(_ request: inout EndpointRequest) -> Route {
+        guard let segments = request.pathSegments else {
+            return .refused(PrefsError(.invalidRequest, "The path is not percent-encoded UTF-8."), allow: [])
+        }
+        let method = request.method == .head ? .get : request.method
+        var allowed: [HTTPRequest.Method] = []
+        for endpoint in endpoints {
+            guard let parameters = endpoint.path.match(segments) else { continue }
+            if endpoint.method == method {
+                request.parameters = parameters
+                return .endpoint(endpoint)
+            }
+            allowed.append(endpoint.method)
+        }
+        guard allowed.isEmpty else {
+            if allowed.contains(.get) { allowed.append(.head) }
+            let names = allowed.map(\.rawValue).joined(separator: ", ")
+            return .refused(
+                PrefsError(.methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.path); it takes \(names)."),
+                allow: allowed)
+        }
+        return .refused(PrefsError(.notFound, "No such endpoint: \(request.path); see the API in openapi.yaml."), allow: [])
+    }
+
+    // MARK: Delivering
+
+    /// What to send for `request`, prepared for `endpoint` (``prepare(_:)``), its body read.
+    func deliver(_ request: EndpointRequest, to endpoint: Endpoint) -> Delivery {
+        run(endpoint, for: request)
+    }
+
+    /// What to send for `request`, which has no body: ``prepare(_:)`` and ``deliver(_:to:)`` in one.
+    func deliver(_ request: EndpointRequest) -> Delivery {
+        var request = request
+        switch prepare(&request) {
+        case .answer(let answer): return .answer(answer)
+        case .endpoint(let endpoint): return run(endpoint, for: request)
+        }
+    }
+
+    /// The error of a body over `limit` bytes.
+    static func bodyTooLarge(limit: Int) -> PrefsError {
+        PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
+    }
+
+    /// The answer of a request the token does not let through.
+    private func refusal(of request: EndpointRequest) -> Answer? {
+        guard let token, !token.admits(request.headers[.authorization]) else { return nil }
+        log(request, "unauthorized", .unauthorized)
+        return .error(PrefsError(.unauthorized, "Unauthorized."))
+    }
+
+    private func refused(_ request: EndpointRequest, _ error: PrefsError, allow: [HTTPRequest.Method]) -> Answer {
+        var answer = Answer.error(error)
+        if !allow.isEmpty {
+            answer.fields.append(HTTPField(name: .allow, value: allow.map(\.rawValue).joined(separator: ", ")))
+        }
+        log(request, "unrouted", answer.status)
+        return answer
+    }
+
+    /// Runs `endpoint` for `request` once the engine has the revision it asks for
+    /// (`minRevision`), and words what fails.
+    private func run(_ endpoint: Endpoint, for request: EndpointRequest) -> Delivery {
+        let minimum: Revision?
+        do {
+            minimum = endpoint.waitsForRevision ? try request.integer("minRevision") : nil
+        } catch {
+            return .answer(failed(endpoint, request, error))
+        }
+        guard let minimum, minimum > engine.committedRevision else { return runNow(endpoint, for: request) }
+        return .pending { deliver in
+            Task {
+                do {
+                    try await engine.waitForRevision(minimum)
+                } catch {
+                    return deliver(failed(endpoint, request, error))
+                }
+                switch runNow(endpoint, for: request) {
+                case .answer(let answer): deliver(answer)
+                case .pending(let start): start(deliver)
+                case .events: preconditionFailure("a watch does not wait for a revision")
+                }
+            }
+        }
+    }
+
+    /// Runs `endpoint` for `request`, and words what fails.
+    private func runNow(_ endpoint: Endpoint, for request: EndpointRequest) -> Delivery {
+        // Read before the answer is made: a kept answer may be newer than its revision, never older.
+        let revision = endpoint.cacheable ? engine.committedRevision : 0
+        let reply: Reply
+        do {
+            reply = try endpoint.answer(request)
+        } catch {
+            return .answer(failed(endpoint, request, error))
+        }
+        switch reply {
+        case .now(let answer):
+            if endpoint.cacheable, answer.status == .ok, case .whole = answer.body {
+                memo.keep(answer, for: request.target, at: revision)
+            }
+            log(request, endpoint.name, answer.status)
+            return .answer(answer)
+        case .later(let start):
+            return .pending { deliver in
+                start { result in deliver(finished(endpoint, request, result)) }
+            }
+        case .task(let work):
+            return .pending { deliver in
+                Task {
+                    let result: Result<Answer, any Error>
+                    do { result = .success(try await work()) } catch { result = .failure(error) }
+                    deliver(finished(endpoint, request, result))
+                }
+            }
+        case .events(let feed):
+            log(request, endpoint.name, .ok)
+            return .events(feed)
+        }
+    }
+
+    private func finished(_ endpoint: Endpoint, _ request: EndpointRequest, _ result: Result<Answer, any Error>) -> Answer {
+        switch result {
+        case .success(let answer):
+            log(request, endpoint.name, answer.status)
+            return answer
+        case .failure(let error):
+            return failed(endpoint, request, error)
+        }
+    }
+
+    /// The answer of a request that failed with `error`.
+    private func failed(_ endpoint: Endpoint, _ request: EndpointRequest, _ error: any Error) -> Answer {
+        let prefsError = Self.prefsError(for: error)
+        if prefsError.code == .internal {
+            logger.error("\(request.method.rawValue) \(request.path) failed: \(String(reflecting: error))")
+        }
+        let answer = Answer.error(prefsError)
+        log(request, endpoint.name, answer.status)
+        return answer
+    }
+
+    /// One line per request, when debugging.
+    private func log(_ request: EndpointRequest, _ endpoint: String, _ status: HTTPResponse.Status) {
+        logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(endpoint))")
+    }
+
+    /// `error` as the API words it: a ``PrefsError`` as it is; a request body that could not be
+    /// read or parsed as the fitting 4xx; anything else `internal` — a bug, never bad input.
+    static func prefsError(for error: any Error) -> PrefsError {
+        switch error {
+        case let error as PrefsError:
+            return error
+        case let error as DecodingError:
+            return PrefsError(.invalidRequest, "The request body does not have the expected shape: \(error.readableReason)")
+        case let error as any BodyError:
+            return error.prefsError
+        default:
+            return PrefsError(.internal, "Internal error: \(error)")
+        }
+    }
+}
+
+/// An error reading a request's body that a listener's HTTP library reports in its own terms
+/// (a body too large, one that cannot be framed): how the API words it.
+protocol BodyError: Error {
+    var prefsError: PrefsError { get }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import PrefsKit
+
+/// A request as every endpoint reads it, whichever listener and path carried it: its method,
+/// its path's parameters and query, its header fields and its body.
+struct EndpointRequest: Sendable {
+    /// The request's method.
+    var method: HTTPRequest.Method
+    /// The request target as sent: path and query, still percent-encoded.
+    var target: String
+    /// The header fields.
+    var headers: HTTPFields
+    /// The endpoint's path parameters by name, percent-decoded (filled in by ``API``).
+    var parameters: [String: String] = [:]
+    /// The body, when the endpoint reads it whole.
+    var body: ByteBuffer?
+    /// The body as it arrives, when the endpoint streams it (an upload).
+    var bodyStream: AsyncThrowingStream<Data, any Error>?
+    /// Whether a write may commit on the thread that carries the request: the connection is
+    /// alone on its event loop (``EventLoopOccupancy``), so a commit there holds back no other.
+    var commitsHere = false
+
+    /// The target's path, without the query.
+    var path: Substring {
+        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+    }
+
+    /// The path's segments, percent-decoded; nil if one does not decode to UTF-8.
+    var pathSegments: [String]? {
+        var segments: [String] = []
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let decoded = QueryItems.percentDecoded(segment) else { return nil }
+            segments.append(decoded)
+        }
+        return segments
+    }
+
+    /// The query's items.
+    var query: QueryItems {
+        QueryItems(target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? "")
+    }
+
+    // MARK: Parameters
+
+    /// The `{key}` path parameter, validated.
+    func key() throws -> String {
+        let key = parameters["key"] ?? ""
+        try KeyName.validate(key)
+        return key
+    }
+
+    /// A path parameter that names a draft or an attachment, refused with `invalid_request` if it
+    /// is not a UUID.
+    func id(_ name: String) throws -> UUID {
+        try Self.parseID(parameters[name] ?? "", of: name)
+    }
+
+    /// The `scope` query item as a ``ScopePath``; `/` when absent.
+    func scope() throws -> ScopePath {
+        try ScopePath(query["scope"] ?? "/")
+    }
+
+    /// Whether a flag such as `explain=1` or `recursive=true` is set.
+    func flag(_ name: String) throws -> Bool {
+        guard let value = query[name] else { return false }
+        switch value {
+        case "", "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default: throw PrefsError(.invalidRequest, "'\(name)' takes 1 or 0, not '\(value)'.")
+        }
+    }
+
+    /// A whole number ≥ 0 in the query.
+    func integer(_ name: String) throws -> Int64? {
+        guard let text = query[name] else { return nil }
+        guard let value = Int64(text), value >= 0 else {
+            throw PrefsError(.invalidRequest, "'\(name)' takes a whole number ≥ 0, not '\(text)'.")
+        }
+        return value
+    }
+
+    /// An id in the query (`draft=`), refused with `invalid_request` if it is not a UUID.
+    func queryID(_ name: String) throws -> UUID? {
+        try query[name].map { try Self.parseID($0, of: name) }
+    }
+
+    /// The draft revision a change is based on: `If-Match: 7`, or the entity-tag form `"7"`;
+    /// nil without the header or for `*` (whatever the revision).
+    func ifRevision() throws -> Int64? {
+        guard let header = headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), header != "*" else { return nil }
+        var text = Substring(header)
+        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = text.dropFirst().dropLast() }
+        guard let revision = Int64(text), revision >= 0 else {
+            throw PrefsError(
+                .invalidRequest, "If-Match takes the draft revision the change is based on, such as 7 or \"7\", not '\(header)'.")
+        }
+        return revision
+    }
+
+    /// The body as `type`, every number exactly; `what` names the expected shape in the error.
+    func decodeBody<T: Decodable>(_ type: T.Type, what: String) throws -> T {
+        try JSONCoding.decode(type, from: body ?? ByteBuffer(), what: what)
+    }
+
+    /// A draft or attachment id given as text.
+    private static func parseID(_ text: String, of name: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw PrefsError(
+                .invalidRequest, "'\(text)' is not a \(name) id: ids are UUIDs, such as 3F2504E0-4F89-11D3-9A0C-0305E82C3301.")
+        }
+        return id
+    }
+}

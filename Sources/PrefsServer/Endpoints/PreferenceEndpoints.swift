@@ -1,0 +1,75 @@
+import HTTPTypes
+import NIOCore
+import PrefsEngine
+import PrefsKit
+
+/// The endpoints of preferences, schemas, locks, dump/load and status.
+enum PreferenceEndpoints {
+    static func all(engine: any EngineServing, limits: ServerLimits) -> [Endpoint] {
+        [
+            Endpoint(.get, "/v1/status") { _ in
+                .task { .json(try await engine.status()) }
+            },
+            Endpoint(.get, "/v1/prefs/{key}", cacheable: true) { request in
+                let resolved = engine.resolveNow(try request.key(), scope: try request.scope(), explain: try request.flag("explain"))
+                guard let json = resolved.compactWireJSON else { return .now(.json(resolved)) }
+                return .now(.json(ByteBuffer(string: json)))
+            },
+            Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes)) { request in
+                let (key, scope) = (try request.key(), try request.scope())
+                let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
+                let commitsHere = request.commitsHere
+                return .later { finish in
+                    engine.set(key, to: value, scope: scope, committingHere: commitsHere) { result in
+                        finish(result.map(Answer.json))
+                    }
+                }
+            },
+            Endpoint(.delete, "/v1/prefs/{key}") { request in
+                let (key, scope, recursive) = (try request.key(), try request.scope(), try request.flag("recursive"))
+                return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive)) }
+            },
+            Endpoint(.get, "/v1/prefs") { request in
+                let (scope, prefix) = (try request.scope(), request.query["prefix"])
+                return .task { .json(PreferenceList(scope: scope, preferences: try await engine.list(scope: scope, prefix: prefix))) }
+            },
+            Endpoint(.post, "/v1/prefs:batch", body: .whole(limit: limits.maximumRequestBytes)) { request in
+                let batch = try request.decodeBody(PreferenceBatch.self, what: "a batch ({\"operations\": [...]})")
+                return .task { .json(try await engine.apply(batch)) }
+            },
+            Endpoint(.put, "/v1/locks/{key}") { request in
+                let (key, scope) = (try request.key(), try request.scope())
+                return .task { .json(try await engine.lock(key, scope: scope)) }
+            },
+            Endpoint(.delete, "/v1/locks/{key}") { request in
+                let (key, scope) = (try request.key(), try request.scope())
+                return .task { .json(try await engine.unlock(key, scope: scope)) }
+            },
+            Endpoint(.get, "/v1/schema") { _ in
+                .task { .json(SchemaList(schemas: try await engine.schemas())) }
+            },
+            Endpoint(.get, "/v1/schema/{key}") { request in
+                let key = try request.key()
+                return .task { .json(try await engine.schema(for: key)) }
+            },
+            Endpoint(.put, "/v1/schema", body: .whole(limit: limits.maximumRequestBytes)) { request in
+                let schemas = try request.decodeBody([String: PreferenceSchema].self, what: "an object of key → schema")
+                return .task { .json(try await engine.register(schemas: schemas)) }
+            },
+            Endpoint(.put, "/v1/schema/{key}", body: .whole(limit: limits.maximumRequestBytes)) { request in
+                let key = try request.key()
+                let schema = try request.decodeBody(PreferenceSchema.self, what: "a schema")
+                return .task { .json(try await engine.register(schemas: [key: schema])) }
+            },
+            Endpoint(.get, "/v1/dump") { request in
+                let scope = try request.scope()
+                return .task { .json(try await engine.dump(scope: scope)) }
+            },
+            Endpoint(.post, "/v1/load", body: .whole(limit: limits.maximumRequestBytes)) { request in
+                let replacing = try request.flag("replace")
+                let dump = try request.decodeBody(PrefsDump.self, what: "a dump (as GET /v1/dump answers)")
+                return .task { .json(try await engine.load(dump, replacing: replacing)) }
+            },
+        ]
+    }
+}

@@ -1,0 +1,41 @@
+import HTTPTypes
+import PrefsEngine
+import PrefsKit
+
+/// `GET /v1/watch`: a watch as Server-Sent Events.
+///
+/// Each event is `id: REVISION`, `event: KIND`, `data: JSON`. `since=R` (or the standard
+/// `Last-Event-ID: R` header a reconnecting EventSource sends) replays from the change log
+/// first. The watch is subscribed before the answer's head is sent: a client that has the head
+/// misses no change made after it, and one that cannot watch (a bad query, too many watches, a
+/// compacted `since`) gets a status instead. A stream the engine ends with an error gets a last
+/// `error` event.
+enum WatchEndpoint {
+    static func endpoint(engine: any EngineServing) -> Endpoint {
+        Endpoint(.get, "/v1/watch", waitsForRevision: false) { request in
+            let watch = try watchRequest(request)
+            return .events(try engine.openWatchFeed(watch))
+        }
+    }
+
+    /// The watch a request asks for (its query, and `Last-Event-ID`).
+    static func watchRequest(_ request: EndpointRequest) throws -> WatchRequest {
+        let query = request.query
+        let keys = query.all("key")
+        for key in keys { try KeyName.validate(key) }
+        var since = try request.integer("since")
+        if since == nil, let lastEventID = request.headers[.lastEventID] {
+            guard let revision = Int64(lastEventID), revision >= 0 else {
+                throw PrefsError(.invalidRequest, "Last-Event-ID must be a revision, not '\(lastEventID)'.")
+            }
+            since = revision
+        }
+        return WatchRequest(
+            keys: keys, prefixes: query.all("prefix"), scope: try query["scope"].map { try ScopePath($0) }, since: since,
+            draft: try request.queryID("draft"), thread: query["thread"], account: query["account"])
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

@@ -1,0 +1,413 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import PrefsEngine
+import PrefsKit
+
+/// The API on the raw bytes of a connection, before NIO's HTTP decoder: for requests in the plain
+/// form (``PlainHead``) with a small body, as nearly all of an app's or `prefsctl`'s are, a request
+/// costs its two system calls and the work itself — no HTTP decoding, conversion to Hummingbird's
+/// types, task, or encoding. It is framing and connection handling only: each request goes to
+/// ``API``, which answers it by the endpoint's one definition, and the ``Delivery`` is written
+/// as bytes (``AnswerEncoding``) the same as Hummingbird would write them.
+///
+/// The first request of another shape — chunked, with `Expect`, HTTP/1.0, a body larger than
+/// ``maximumBodyBytes``, an upload the endpoint streams — and everything after it goes on to the
+/// decoder untouched: the handler steps aside for the rest of the connection, so it never has to
+/// order its answers against the router's. It steps aside as well once the server starts to stop.
+///
+/// Answers keep their order: while one is pending (a write awaiting its commit, a task, a file
+/// being sent), what the client sends next waits, and so do events that would cut the answer off
+/// (the client closing its side, the server starting to stop). Reading goes on meanwhile until
+/// ``maximumPendingBytes`` wait: a client waiting for its answer sends nothing, and NIO would
+/// switch the socket's read interest off and on again around every write (two `epoll_ctl` calls a
+/// write). A client that sends requests faster than it takes their answers is not answered into
+/// memory without bound: while the connection cannot take more, the handler holds what it has
+/// received and reads no more from the socket. A watch makes the connection its own: its events
+/// are written as the feed has them, and whatever else the client sends is dropped.
+///
+/// Until it steps aside it also drives the connection's reads (autoRead off): NIO's own read after
+/// every read from the socket passes through every handler of the pipeline, which costs a plain
+/// request more than its parsing; from the front it costs one call. It also keeps the count of
+/// connections on its event loop (``EventLoopOccupancy``).
+final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = Any
+
+    /// A request head longer than this is never plain.
+    static let maximumHeadBytes = 4096
+    /// While an answer is pending, reading stops once this much has arrived after it.
+    static let maximumPendingBytes = 65536
+
+    private let api: API
+    private let occupancy: EventLoopOccupancy
+    /// The largest body taken here; a request with a larger one is the decoder's.
+    private let maximumBodyBytes: Int
+    /// Bytes received and not yet handled: a request that has not arrived whole, or requests
+    /// waiting for an answer or for the connection to take more answers.
+    private var pending: ByteBuffer?
+    /// Whether a read from the socket is held back until an answer is sent or the connection
+    /// takes more answers.
+    private var readHeld = false
+    private var steppedAside = false
+    /// Whether an answer is pending; meanwhile events wait in `heldEvents`, in order.
+    private var answering = false
+    private var heldEvents: [Any] = []
+    /// Whether a delivery is being started: an answer that comes at once leaves taking up what
+    /// follows to the loop that started it.
+    private var starting = false
+    /// Whether an answer has asked to close the connection (or the connection has gone): nothing
+    /// more is answered.
+    private var closing = false
+    /// The watch the connection streams, once it streams one.
+    private var feed: (any WatchFeed)?
+
+    /// Answers what `api` answers, taking bodies up to `maximumBodyBytes`, counting connections
+    /// per loop in `occupancy`.
+    init(api: API, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+        self.api = api
+        self.occupancy = occupancy
+        self.maximumBodyBytes = maximumBodyBytes
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        occupancy.connectionOpened(on: context.eventLoop)
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        read(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Before stepping aside, nothing has gone on to the handlers behind.
+        guard !steppedAside else { return context.fireChannelReadComplete() }
+        read(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        occupancy.connectionClosed(on: context.eventLoop)
+        closing = true
+        endFeed()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !steppedAside else { return context.fireChannelRead(data) }
+        // A connection that streams a watch carries nothing else.
+        guard feed == nil else { return }
+        var bytes = unwrapInboundIn(data)
+        if var earlier = pending {
+            pending = nil  // so that appending does not copy
+            earlier.writeBuffer(&bytes)
+            bytes = earlier
+        }
+        pending = bytes
+        if !answering { answerPending(context: context) }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        let pendingBytes = pending?.readableBytes ?? 0
+        if !steppedAside, feed == nil,
+            !context.channel.isWritable || (answering && pendingBytes >= Self.maximumPendingBytes)
+        {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, !steppedAside {
+            if feed != nil {
+                writeEvents(context: context)
+            } else if !answering {
+                answerPending(context: context)
+                resumeReading(context: context)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard !answering else { return heldEvents.append(event) }
+        if case .some(.inputClosed) = event as? ChannelEvent, !steppedAside, feed != nil || closing {
+            // The client has gone: end its watch now, not at its next event; or the client has
+            // closed its side after the last answer.
+            endFeed()
+            return context.close(promise: nil)
+        }
+        if event is ChannelShouldQuiesceEvent, !steppedAside {
+            // The engine ends watches at shutdown, and the connection closes after the last event.
+            if feed != nil { return }
+            stepAside(passing: pending, context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pending = nil
+        closing = true
+        endFeed()
+        context.fireChannelInactive()
+    }
+
+    // MARK: Requests
+
+    /// Answers the plain requests among the pending bytes while the connection takes answers,
+    /// up to one whose answer must wait.
+    private func answerPending(context: ChannelHandlerContext) {
+        guard var bytes = pending else { return }
+        pending = nil
+        var wrote = false
+        defer { if wrote { context.flush() } }
+        while bytes.readableBytes > 0, !closing, !answering, feed == nil {
+            guard context.channel.isWritable else {
+                pending = bytes
+                return
+            }
+            let head: PlainHead
+            switch PlainHead.parse(bytes) {
+            case .incomplete where bytes.readableBytes < Self.maximumHeadBytes:
+                pending = bytes
+                return
+            case .head(let parsed) where parsed.bodyLength <= maximumBodyBytes:
+                head = parsed
+            case .head, .incomplete, .other:
+                // Not plain: this request and all that follow are the decoder's.
+                return stepAside(passing: bytes, context: context)
+            }
+            guard bytes.readableBytes >= head.length + head.bodyLength else {
+                pending = bytes
+                return
+            }
+            var request = EndpointRequest(method: head.method, target: head.target, headers: head.fields)
+            let delivery: Delivery
+            switch api.prepare(&request) {
+            case .answer(let answer):
+                delivery = .answer(answer)
+            case .endpoint(let endpoint):
+                switch endpoint.body {
+                case .streamed:
+                    return stepAside(passing: bytes, context: context)
+                case .whole(let limit) where head.bodyLength > limit:
+                    // Refused by the decoder's path, which words it and drains the body.
+                    return stepAside(passing: bytes, context: context)
+                case .whole:
+                    request.body = bytes.getSlice(at: bytes.readerIndex + head.length, length: head.bodyLength)
+                case .none:
+                    break
+                }
+                request.commitsHere = occupancy.isAlone(on: context.eventLoop)
+                delivery = api.deliver(request, to: endpoint)
+            }
+            bytes.moveReaderIndex(forwardBy: head.length + head.bodyLength)
+            if case .answer(let answer) = delivery, case .whole(let body) = answer.body {
+                // The common case, written without a flush of its own.
+                send(answer, body: body, for: head, context: context)
+                wrote = true
+                if head.connection.close { return closeAfterAnswers(context: context) }
+                continue
+            }
+            if wrote {
+                context.flush()
+                wrote = false
+            }
+            pending = bytes
+            start(delivery, for: head, context: context)
+            guard !answering else { return }
+            bytes = pending ?? ByteBuffer()
+            pending = nil
+        }
+        if bytes.readableBytes > 0 { pending = bytes }
+    }
+
+    /// Starts a delivery that is not a whole answer at once: a pending answer, a file, a watch.
+    private func start(_ delivery: Delivery, for head: PlainHead, context: ChannelHandlerContext) {
+        switch delivery {
+        case .answer(let answer):
+            guard case .streamed(let length, let chunks) = answer.body else { return }
+            stream(answer, length: length, chunks: chunks, for: head, context: context)
+        case .pending(let begin):
+            answering = true
+            starting = true
+            defer { starting = false }
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            begin { answer in
+                if bound.eventLoop.inEventLoop {
+                    bound.value.handler.answered(answer, for: head, context: bound.value.context)
+                } else {
+                    bound.eventLoop.execute { bound.value.handler.answered(answer, for: head, context: bound.value.context) }
+                }
+            }
+        case .events(let feed):
+            watch(feed, for: head, context: context)
+        }
+    }
+
+    /// Sends a pending answer, then takes up what waited for it.
+    private func answered(_ answer: Answer, for head: PlainHead, context: ChannelHandlerContext) {
+        guard case .whole(let body) = answer.body else {
+            answering = false
+            return start(.answer(answer), for: head, context: context)
+        }
+        answering = false
+        guard !closing else { return }
+        send(answer, body: body, for: head, context: context)
+        context.flush()
+        if head.connection.close { return closeAfterAnswers(context: context) }
+        // Answered at once: the loop that started it goes on by itself.
+        guard !starting else { return }
+        takeUpWaiting(context: context)
+    }
+
+    /// After an answer: the requests and events that waited for it.
+    private func takeUpWaiting(context: ChannelHandlerContext) {
+        answerPending(context: context)
+        guard !answering, feed == nil else { return }
+        let events = heldEvents
+        heldEvents = []
+        for event in events { userInboundEventTriggered(context: context, event: event) }
+        resumeReading(context: context)
+    }
+
+    /// Writes a whole answer (its head only, for `HEAD`).
+    private func send(_ answer: Answer, body: ByteBuffer, for head: PlainHead, context: ChannelHandlerContext) {
+        let bytes = AnswerEncoding.encoded(
+            answer, bytes: body, headOnly: head.method == .head, close: head.connection.close,
+            allocator: context.channel.allocator)
+        context.write(NIOAny(bytes), promise: nil)
+    }
+
+    /// Sends a file as the engine reads it, a chunk at a time, each once the one before is
+    /// written: the connection's buffer holds one chunk, not the file.
+    private func stream(
+        _ answer: Answer, length: Int, chunks: AsyncThrowingStream<Data, any Error>, for head: PlainHead,
+        context: ChannelHandlerContext
+    ) {
+        answering = true
+        var buffer = context.channel.allocator.buffer(capacity: 192)
+        AnswerEncoding.writeHead(
+            status: answer.status, fields: answer.fields, contentLength: length, close: head.connection.close, into: &buffer)
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+        guard head.method != .head else {
+            // The head is the whole answer; the file is not read (dropping it releases it).
+            answering = false
+            if head.connection.close { closeAfterAnswers(context: context) }
+            return
+        }
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        Task {
+            do {
+                for try await chunk in chunks {
+                    try await loop.flatSubmit { () -> EventLoopFuture<Void> in
+                        let context = bound.value.context
+                        return context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: chunk)))
+                    }.get()
+                }
+                loop.execute { bound.value.handler.finishedStream(for: head, context: bound.value.context) }
+            } catch {
+                // The head is out: all that is left to say is that the body ends short.
+                loop.execute { bound.value.context.close(promise: nil) }
+            }
+        }
+    }
+
+    /// A file is sent: take up what waited.
+    private func finishedStream(for head: PlainHead, context: ChannelHandlerContext) {
+        answering = false
+        if head.connection.close { return closeAfterAnswers(context: context) }
+        takeUpWaiting(context: context)
+    }
+
+    // MARK: Watches
+
+    /// Streams a watch: its head and opening, then its events as the feed has them.
+    private func watch(_ feed: any WatchFeed, for head: PlainHead, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        AnswerEncoding.writeHead(
+            status: .ok, fields: ServerSentEvent.headFields, contentLength: nil, close: true, into: &buffer)
+        guard head.method != .head else {
+            feed.end()
+            context.writeAndFlush(NIOAny(buffer), promise: nil)
+            return closeAfterAnswers(context: context)
+        }
+        buffer.writeImmutableBuffer(AnswerEncoding.chunk(ServerSentEvent.opening, allocator: context.channel.allocator))
+        context.write(NIOAny(buffer), promise: nil)
+        self.feed = feed
+        pending = nil
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        feed.wakeWhenReady {
+            bound.eventLoop.execute { bound.value.handler.writeEvents(context: bound.value.context) }
+        }
+        writeEvents(context: context)
+        context.flush()
+    }
+
+    /// Writes the feed's waiting events while the connection takes them; at the feed's end,
+    /// ends the answer and the connection.
+    private func writeEvents(context: ChannelHandlerContext) {
+        guard let feed else { return }
+        var wrote = false
+        defer { if wrote { context.flush() } }
+        while context.channel.isWritable {
+            switch feed.poll() {
+            case .event(let event):
+                context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(event), allocator: context.channel.allocator)), promise: nil)
+                wrote = true
+            case .waiting:
+                return
+            case .ended(let error):
+                self.feed = nil
+                if let error = error as? PrefsError {
+                    context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(error), allocator: context.channel.allocator)), promise: nil)
+                }
+                // A watch's client sends nothing more on its connection: close it whole once the
+                // end is written, without waiting for the client to close its side.
+                wrote = false
+                closing = true
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: AnswerEncoding.lastChunk)))
+                    .whenComplete { _ in loopBound.value.close(promise: nil) }
+                return
+            }
+        }
+    }
+
+    private func endFeed() {
+        feed?.end()
+        feed = nil
+    }
+
+    // MARK: The connection
+
+    /// Closes the connection once what is written has gone: its sending side first, and the rest
+    /// once the client closes its own — closing at once would reset the connection if the client's
+    /// bytes are still unread, and the last answer could be lost with them.
+    private func closeAfterAnswers(context: ChannelHandlerContext) {
+        closing = true
+        pending = nil
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            loopBound.value.close(mode: .output).whenFailure { _ in loopBound.value.close(promise: nil) }
+        }
+        resumeReading(context: context)
+    }
+
+    private func resumeReading(context: ChannelHandlerContext) {
+        guard readHeld else { return }
+        readHeld = false
+        context.read()
+    }
+
+    private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
+        steppedAside = true
+        pending = nil
+        // NIO reads again after every read from now on, as the handlers behind expect.
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+        if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }
+        resumeReading(context: context)
+    }
+}

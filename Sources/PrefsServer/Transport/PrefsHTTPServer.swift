@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import Hummingbird
+import Logging
+import PrefsEngine
+import PrefsKit
+
+/// The daemon's HTTP server: the `/v1` API of an engine (``API``) on a Unix socket, and
+/// optionally on loopback TCP behind a bearer token.
+///
+/// Both listeners carry the same connection pipeline: the raw-bytes path
+/// (``FrontAnswerHandler``) in front, Hummingbird behind it (``HummingbirdResponder``), and the
+/// HTTP/1 rules between them (``HTTP1ConnectionHandler``); the Unix socket also checks its peer's
+/// uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
+/// gracefully with their ServiceGroup.
+public struct PrefsHTTPServer: Sendable {
+    /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
+    /// ServiceGroup.
+    public let application: Application<HummingbirdResponder>
+    /// The same API on loopback TCP behind a bearer token, when a ``TCPListener`` was given;
+    /// run it beside ``application``.
+    public let tcpApplication: Application<HummingbirdResponder>?
+
+    /// Serves `engine` on the Unix socket at `socketPath`, accepting only connections from this
+    /// process's user.
+    ///
+    /// The socket's folder is created 0700 if missing; a stale socket file left by a crashed
+    /// daemon is removed, but a socket a live daemon answers on is refused with `conflict`.
+    /// With `privateFolder` (the default socket's folder, which may sit in a shared `/tmp`), a
+    /// folder that already exists must belong to this user — else `forbidden` — and is made 0700.
+    ///
+    /// With a `listener`, the API is also served on that loopback TCP address, where every
+    /// request must carry its bearer token.
+    public init<Storage: PrefsStorage>(
+        engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
+        limits: ServerLimits = ServerLimits(), logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
+    ) throws {
+        try SocketFolder.prepare(socketPath, privateFolder: privateFolder)
+        let endings = WatchEndings()
+        let occupancy = EventLoopOccupancy()
+        let api = API(engine: engine, limits: limits, logger: logger)
+        let uid = getuid()
+        let applicationLogger = Self.applicationLogger(logger)
+        application = Application(
+            responder: HummingbirdResponder(api: api, endings: endings),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [
+                        ConnectionSetupHandler(api: api, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
+                        PeerCredentialsHandler(allowedUID: uid, logger: logger), DisconnectHandler(endings: endings),
+                        QuiesceGraceHandler(),
+                    ])),
+            configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
+            onServerRunning: { _ in
+                chmod(socketPath, 0o600)
+                await onReady()
+            },
+            logger: applicationLogger
+        )
+        tcpApplication = listener.map { listener in
+            let api = api.requiring(BearerToken(bytes: listener.token))
+            return Application(
+                responder: HummingbirdResponder(api: api, endings: endings),
+                server: .http1(
+                    configuration: .init(
+                        additionalChannelHandlers: [
+                            ConnectionSetupHandler(api: api, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
+                            DisconnectHandler(endings: endings), QuiesceGraceHandler(),
+                        ])),
+                configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
+                logger: applicationLogger
+            )
+        }
+    }
+
+    /// The logger Hummingbird's applications log with: `logger`, but their own info lines
+    /// ("Server started and listening…", "Shutting down") only when debugging — they would
+    /// repeat the one line the daemon logs when ready and when stopped.
+    static func applicationLogger(_ logger: Logger) -> Logger {
+        var applicationLogger = logger
+        if logger.logLevel == .info { applicationLogger.logLevel = .notice }
+        return applicationLogger
+    }
+}
