@@ -1,5 +1,6 @@
 import Foundation
 import PrefsKit
+import Synchronization
 
 /// The daemon, as a ``PrefsService``: every call is one request to `prefsd` over its Unix
 /// socket, and every answer (and error) is the same as the embedded store's.
@@ -16,6 +17,10 @@ import PrefsKit
 public final class PrefsClient: PrefsService {
     /// How requests reach the daemon.
     public let transport: any HTTPTransport
+    /// The newest revision a write through this client answered. Reads pass it as
+    /// `minRevision`, so a program reads its own writes whichever host of a shared PostgreSQL
+    /// database answers them (on one host, it is always there already).
+    private let writtenRevision = Atomic<Revision>(0)
 
     /// A client over any transport, e.g. ``UnixSocketTransport``.
     public init(transport: any HTTPTransport) {
@@ -32,7 +37,7 @@ public final class PrefsClient: PrefsService {
     }
 
     public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
-        let spec = try Self.resolveRequest(key, scope: scope, explain: explain)
+        let spec = try Self.resolveRequest(key, scope: scope, explain: explain, minRevision: minimumRevision)
         return try Self.resolution(try await transport.send(spec), answering: spec)
     }
 
@@ -55,10 +60,20 @@ public final class PrefsClient: PrefsService {
         return try decode(response, answering: spec)
     }
 
-    private static func resolveRequest(_ key: String, scope: ScopePath, explain: Bool) throws -> HTTPRequestSpec {
+    private static func resolveRequest(_ key: String, scope: ScopePath, explain: Bool, minRevision: String? = nil) throws
+        -> HTTPRequestSpec
+    {
         HTTPRequestSpec(
             method: "GET",
-            target: target("/v1/prefs/\(try pathKey(key))", query: [("scope", scope.path), ("explain", explain ? "1" : nil)]))
+            target: target(
+                "/v1/prefs/\(try pathKey(key))",
+                query: [("scope", scope.path), ("explain", explain ? "1" : nil), ("minRevision", minRevision)]))
+    }
+
+    /// The `minRevision` a read passes: the newest revision this client wrote, if any.
+    private var minimumRevision: String? {
+        let revision = writtenRevision.load(ordering: .relaxed)
+        return revision > 0 ? String(revision) : nil
     }
 
     public func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] {
@@ -152,8 +167,12 @@ public final class PrefsClient: PrefsService {
         _ method: String, _ path: String, query: KeyValuePairs<String, String?> = [:], body: Data? = nil,
         headers: [(String, String)] = []
     ) async throws -> Answer {
-        let spec = HTTPRequestSpec(method: method, target: Self.target(path, query: Array(query)), body: body, headers: headers)
-        return try Self.decode(try await transport.send(spec), answering: spec)
+        var query = Array(query)
+        if method == "GET", !query.contains(where: { $0.0 == "minRevision" }) { query.append(("minRevision", minimumRevision)) }
+        let spec = HTTPRequestSpec(method: method, target: Self.target(path, query: query), body: body, headers: headers)
+        let answer: Answer = try Self.decode(try await transport.send(spec), answering: spec)
+        if let written = answer as? WriteResult { writtenRevision.max(written.revision, ordering: .relaxed) }
+        return answer
     }
 
     /// The answer to `spec` as `Answer`, or the error it carries.

@@ -18,20 +18,6 @@ public struct StorageSnapshot: Sendable {
     }
 }
 
-/// A page of the change log, and the oldest revision the log held when it was read.
-public struct ChangeLogPage: Sendable {
-    /// The changes, in revision order.
-    public var changes: [LoggedChange]
-    /// The oldest revision the log held.
-    public var oldestRevision: Revision
-
-    /// A page of `changes` read while the log started at `oldestRevision`.
-    public init(changes: [LoggedChange], oldestRevision: Revision) {
-        self.changes = changes
-        self.oldestRevision = oldestRevision
-    }
-}
-
 extension StorageSnapshot {
     /// Gathers a snapshot from a storage's rows: values (fastest in key order), then locks and
     /// schemas in any order.

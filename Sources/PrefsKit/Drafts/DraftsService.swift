@@ -45,25 +45,3 @@ public protocol DraftsService: Sendable {
     /// An attachment's bytes, streamed out.
     func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload
 }
-
-/// An attachment as changed, and its draft after the change.
-public struct AttachmentResult: Codable, Sendable, Hashable {
-    public var attachment: Attachment
-    public var draft: Draft
-
-    public init(attachment: Attachment, draft: Draft) {
-        self.attachment = attachment
-        self.draft = draft
-    }
-}
-
-/// An attachment's description and its bytes, as they are read.
-public struct AttachmentDownload: Sendable {
-    public var attachment: Attachment
-    public var bytes: AsyncThrowingStream<Data, any Error>
-
-    public init(attachment: Attachment, bytes: AsyncThrowingStream<Data, any Error>) {
-        self.attachment = attachment
-        self.bytes = bytes
-    }
-}

@@ -154,44 +154,5 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a
-/// stale revision also `"current"`: the draft as it is now.
-public struct ErrorBody: Codable, Sendable {
-    /// The error itself.
-    public struct Detail: Codable, Sendable {
-        public var code: String
-        public var message: String
-        public var oldestRevision: Revision?
-        public var newestRevision: Revision?
-        public var appliedRevision: Revision?
-        /// For `locked`: `{"key", "scope"}` of the lock that refused the write.
-        public var lock: PreferenceLock?
-    }
-
-    public var error: Detail
-    public var current: Draft?
-
-    /// Wraps an error for the wire.
-    public init(_ error: PrefsError) {
-        self.error = Detail(
-            code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision,
-            newestRevision: error.newestRevision, appliedRevision: error.appliedRevision, lock: error.lock)
-        self.current = error.currentDraft
-    }
-
-    /// The error back, given the HTTP status it came with (for codes this version does not know).
-    public func prefsError(httpStatus: Int) -> PrefsError {
-        PrefsError(
-            PrefsError.Code(rawValue: error.code) ?? PrefsError.Code(httpStatus: httpStatus),
-            error.message,
-            oldestRevision: error.oldestRevision,
-            newestRevision: error.newestRevision,
-            appliedRevision: error.appliedRevision,
-            currentDraft: current,
-            lock: error.lock
-        )
-    }
-}
-
 /// A position in the store's history: every committed change gets the next one.
 public typealias Revision = Int64

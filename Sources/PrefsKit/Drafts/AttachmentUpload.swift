@@ -1,0 +1,20 @@
+import Foundation
+
+/// What uploading an attachment says about the file (`POST …/attachments?filename=&kind=&alt=`).
+public struct AttachmentUpload: Sendable, Hashable {
+    /// The name the client gave; sanitised before it is stored.
+    public var filename: String
+    /// The kind; the MIME type's when absent.
+    public var kind: Attachment.Kind?
+    /// The MIME type; when absent, the image format the bytes show, else guessed from the file
+    /// name (see ``AttachmentMedia``).
+    public var mimeType: String?
+    public var altText: String?
+
+    public init(filename: String, kind: Attachment.Kind? = nil, mimeType: String? = nil, altText: String? = nil) {
+        self.filename = filename
+        self.kind = kind
+        self.mimeType = mimeType
+        self.altText = altText
+    }
+}

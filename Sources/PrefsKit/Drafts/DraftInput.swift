@@ -1,0 +1,70 @@
+import Foundation
+
+/// What creating a draft takes (`POST /v1/drafts`). Only `account` is required.
+public struct DraftInput: Codable, Sendable, Hashable {
+    public var account: String
+    public var text: String?
+    public var thread: String?
+    /// Where in the thread (default: at the end).
+    public var position: Int?
+    public var replyTo: String?
+    public var contentWarning: String?
+    public var visibility: Draft.Visibility?
+    public var language: String?
+    public var sensitive: Bool?
+    public var poll: Draft.Poll?
+
+    public init(
+        account: String, text: String? = nil, thread: String? = nil, position: Int? = nil, replyTo: String? = nil,
+        contentWarning: String? = nil, visibility: Draft.Visibility? = nil, language: String? = nil,
+        sensitive: Bool? = nil, poll: Draft.Poll? = nil
+    ) {
+        self.account = account
+        self.text = text
+        self.thread = thread
+        self.position = position
+        self.replyTo = replyTo
+        self.contentWarning = contentWarning
+        self.visibility = visibility
+        self.language = language
+        self.sensitive = sensitive
+        self.poll = poll
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a new draft")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        account = try container.decode(String.self, forKey: .account)
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        thread = try container.decodeIfPresent(String.self, forKey: .thread)
+        position = try container.decodeIfPresent(Int.self, forKey: .position)
+        replyTo = try container.decodeIfPresent(String.self, forKey: .replyTo)
+        contentWarning = try container.decodeIfPresent(String.self, forKey: .contentWarning)
+        visibility = try container.decodeIfPresent(Draft.Visibility.self, forKey: .visibility)
+        language = try container.decodeIfPresent(String.self, forKey: .language)
+        sensitive = try container.decodeIfPresent(Bool.self, forKey: .sensitive)
+        poll = try container.decodeIfPresent(Draft.Poll.self, forKey: .poll)
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case account, text, thread, position, replyTo, contentWarning, visibility, language, sensitive, poll
+    }
+}
+
+/// Refusing unknown fields in request bodies.
+enum StrictFields {
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static func check(_ decoder: any Decoder, allowed: [String], in what: String) throws {
+        let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).filter { !allowed.contains($0) }
+        if let first = unknown.sorted().first {
+            throw PrefsError(
+                .invalidRequest, "Unknown field '\(first)' in \(what); the fields are \(allowed.joined(separator: ", ")).")
+        }
+    }
+}

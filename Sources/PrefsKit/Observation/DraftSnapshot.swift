@@ -1,0 +1,19 @@
+import Foundation
+import Observation
+
+/// A draft as the compose screen shows it: the draft with its attachments, and its validation.
+public struct DraftSnapshot: Sendable, Hashable {
+    public var draft: Draft
+    /// Whether it can be published, against the compose preferences at its scope.
+    public var validation: DraftValidation
+
+    public init(draft: Draft, validation: DraftValidation) {
+        self.draft = draft
+        self.validation = validation
+    }
+
+    /// The draft and its validation, fetched together.
+    static func fetch(_ id: UUID, from service: any PrefsService) async throws -> DraftSnapshot {
+        DraftSnapshot(draft: try await service.draft(id), validation: try await service.validation(of: id))
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What a watch asks to be told about (`GET /v1/watch?…`, `prefsctl watch`).
+///
+/// Keys and prefixes select preference keys (none of either: every key). With a ``scope``, the
+/// watch follows the *effective* value of those keys at that scope: it is woken only when that
+/// value changes, and its events carry the new value and source.
+public struct WatchRequest: Sendable, Hashable {
+    /// Exact key names.
+    public var keys: [String]
+    /// Key prefixes (string prefixes: `timeline.` matches `timeline.fontSize`).
+    public var prefixes: [String]
+    /// Follow effective values at this scope, rather than every raw change.
+    public var scope: ScopePath?
+    /// Replay every matching change after this revision first.
+    public var since: Revision?
+    /// One draft: its changes, its attachments', and changes of its validation.
+    public var draft: UUID?
+    /// Every draft of one thread.
+    public var thread: String?
+    /// Every draft of one account.
+    public var account: String?
+
+    public init(
+        keys: [String] = [], prefixes: [String] = [], scope: ScopePath? = nil, since: Revision? = nil,
+        draft: UUID? = nil, thread: String? = nil, account: String? = nil
+    ) {
+        self.keys = keys
+        self.prefixes = prefixes
+        self.scope = scope
+        self.since = since
+        self.draft = draft
+        self.thread = thread
+        self.account = account
+    }
+
+    /// Whether this watch is of drafts (a draft, a thread or an account) rather than preferences.
+    public var watchesDrafts: Bool { draft != nil || thread != nil || account != nil }
+
+    /// Whether a change of `key` is one this watch selects (scope aside).
+    public func selects(key: String) -> Bool {
+        guard !watchesDrafts else { return false }
+        return (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
+    }
+
+    /// Whether a draft event is one this watch selects: of its draft, thread or account.
+    public func selects(_ event: ChangeEvent) -> Bool {
+        guard event.isDraftChange, watchesDrafts else { return false }
+        if let draft, event.draft != draft.uuidString { return false }
+        if let thread, event.thread != thread, event.previousThread != thread { return false }
+        if let account, event.account != account { return false }
+        return true
+    }
+}
