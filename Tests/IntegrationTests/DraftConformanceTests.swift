@@ -118,13 +118,32 @@ import Testing
                 try await withStore(PostgresStore(url: database.url)) { postgres in
                     let embedded = try await Self.run(store)
                     let shared = try await Self.run(postgres)
-                    #expect(embedded.errors == shared.errors)
-                    #expect(embedded.drafts == shared.drafts)
-                    #expect(embedded.validations == shared.validations)
-                    #expect(embedded.bytes == shared.bytes)
-                    #expect(embedded.events == shared.events)
+                    Self.expectAlike(embedded, shared)
                 }
             }
         }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+    func embeddedStoreAndADaemonOnPostgresAgreeOnDrafts() async throws {
+        try await withPostgresDatabase { database in
+            try await withStore(EmbeddedStore.temporary()) { store in
+                let daemon = try await Daemon(postgresURL: database.url)
+                try await withCleanup {
+                    Self.expectAlike(try await Self.run(store), try await Self.run(daemon.client))
+                } cleanup: {
+                    _ = await daemon.stop()
+                }
+            }
+        }
+    }
+
+    /// Expects two transcripts of ``run(_:)`` to agree in every part.
+    static func expectAlike(_ one: Transcript, _ other: Transcript, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(one.errors == other.errors, sourceLocation: sourceLocation)
+        #expect(one.drafts == other.drafts, sourceLocation: sourceLocation)
+        #expect(one.validations == other.validations, sourceLocation: sourceLocation)
+        #expect(one.bytes == other.bytes, sourceLocation: sourceLocation)
+        #expect(one.events == other.events, sourceLocation: sourceLocation)
     }
 }

@@ -141,6 +141,33 @@ struct MultiHostTests {
         }
     }
 
+    @Test("minRevision reads another host's write: at once when taken in, else after waiting; 503 behind past the wait")
+    func minRevisionReadsYourWritesAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let (writer, reader) = (hosts[0].client, hosts[1].client)
+            for round in 0..<50 {
+                let written = try await writer.set("multi.k0", to: .integer(Int64(round)), scope: "/accounts/a")
+                // The HTTP form, straight after the write on the other host.
+                let raw = try await hosts[1].raw("GET", "/v1/prefs/multi.k0?scope=/accounts/a&minRevision=\(written.revision)")
+                #expect(raw.status == 200)
+                #expect(raw.body.contains(#""value":\#(round)"#), "round \(round): \(raw.body)")
+                // The Swift form.
+                try await reader.waitForRevision(written.revision)
+                #expect(try await reader.resolve("multi.k0", scope: "/accounts/a").value == .integer(Int64(round)))
+            }
+            // A revision nobody wrote is `behind` once the wait is over, naming the revision the
+            // host has.
+            let newest = try await reader.status().revision
+            let behind = await #expect(throws: PrefsError.self) { try await reader.waitForRevision(newest + 1000) }
+            #expect(behind?.code == .behind)
+            #expect(behind?.appliedRevision == newest)
+            let raw = try await hosts[1].raw("GET", "/v1/prefs/multi.k0?minRevision=\(newest + 1000)")
+            #expect(raw.status == 503)
+            #expect(raw.code == "behind")
+        }
+    }
+
     @Test("kill -9 of a host while it writes: every write it acknowledged is in the database, and the others go on")
     func aHostKilledLosesNothingAcknowledged() async throws {
         try await withPostgresDatabase { database in

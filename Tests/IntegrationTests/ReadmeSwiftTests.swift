@@ -39,16 +39,26 @@ import Testing
         #expect(try Self.blocks("swift").joined(separator: "\n\n") + "\n" == program)
     }
 
-    @Test(arguments: Backend.allCases)
+    /// The example runs embedded (on SQLite) or against a daemon, on SQLite or PostgreSQL.
+    @Test(arguments: Backend.allCases.filter { $0 != .postgres })
     func theExampleProgramPrintsWhatTheSectionShows(_ backend: Backend) async throws {
         let expected = try Self.blocks("text").joined(separator: "\n") + "\n"
         let result: CommandResult
         switch backend {
-        case .embedded:
+        case .embedded, .postgres:
             result = try await CommandResult.run("readme-example", [])
         case .daemon:
             let daemon = try await Daemon()
             result = try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
+        case .daemonOnPostgres:
+            result = try await withPostgresDatabase { database in
+                let daemon = try await Daemon(postgresURL: database.url)
+                return try await withCleanup {
+                    try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
+                } cleanup: {
+                    _ = await daemon.stop()
+                }
+            }
         }
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == expected)

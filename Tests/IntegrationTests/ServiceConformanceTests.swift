@@ -80,8 +80,7 @@ import Testing
 
             let embedded = try await Self.run(store)
             let remote = try await Self.run(daemon.client)
-            #expect(embedded.results == remote.results)
-            #expect(embedded.errors == remote.errors)
+            Self.expectAlike(embedded, remote)
             #expect(embedded.errors == [.invalidValue, .locked, .invalidValue])
             #expect(embedded.reads == remote.reads)
             #expect(embedded.listed == remote.listed)
@@ -100,15 +99,36 @@ import Testing
                 try await withStore(PostgresStore(url: database.url)) { postgres in
                     let embedded = try await Self.run(store)
                     let shared = try await Self.run(postgres)
-                    #expect(embedded.results == shared.results)
-                    #expect(embedded.errors == shared.errors)
-                    #expect(embedded.reads == shared.reads)
-                    #expect(embedded.listed == shared.listed)
-                    #expect(embedded.dump == shared.dump)
-                    #expect(embedded.rawEvents == shared.rawEvents)
-                    #expect(embedded.scopedEvents == shared.scopedEvents)
+                    Self.expectAlike(embedded, shared)
                 }
             }
         }
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+    func embeddedStoreAndADaemonOnPostgresAgreeExactly() async throws {
+        try await withPostgresDatabase { database in
+            try await withStore(EmbeddedStore.temporary()) { store in
+                let daemon = try await Daemon(postgresURL: database.url)
+                try await withCleanup {
+                    let embedded = try await Self.run(store)
+                    let shared = try await Self.run(daemon.client)
+                    Self.expectAlike(embedded, shared)
+                } cleanup: {
+                    _ = await daemon.stop()
+                }
+            }
+        }
+    }
+
+    /// Expects two transcripts of ``run(_:)`` to agree in every part.
+    static func expectAlike(_ one: Transcript, _ other: Transcript, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(one.results == other.results, sourceLocation: sourceLocation)
+        #expect(one.errors == other.errors, sourceLocation: sourceLocation)
+        #expect(one.reads == other.reads, sourceLocation: sourceLocation)
+        #expect(one.listed == other.listed, sourceLocation: sourceLocation)
+        #expect(one.dump == other.dump, sourceLocation: sourceLocation)
+        #expect(one.rawEvents == other.rawEvents, sourceLocation: sourceLocation)
+        #expect(one.scopedEvents == other.scopedEvents, sourceLocation: sourceLocation)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import PrefsClient
 import PrefsKit
+import PrefsPostgres
 import PrefsStore
 import Synchronization
 import TestHarness
@@ -78,8 +79,14 @@ func next<T: Sendable>(_ stream: AsyncStream<T>, where matches: (T) -> Bool) asy
 }
 
 /// The two implementations every wrapper test runs against.
+/// The services the conformance suites run on: SQLite embedded and behind a daemon, and — where
+/// a PostgreSQL server is given (always in CI) — PostgreSQL embedded and behind a daemon.
 enum Backend: String, CaseIterable, Sendable {
-    case embedded, daemon
+    case embedded, daemon, postgres, daemonOnPostgres
+
+    static var allCases: [Backend] {
+        [.embedded, .daemon] + (PostgresTestDatabase.isEnabled ? [.postgres, .daemonOnPostgres] : [])
+    }
 
     /// Runs `body` with a fresh service of this kind, in the caller's isolation.
     func run(isolation: isolated (any Actor)? = #isolation, _ body: (any PrefsService) async throws -> Void) async throws {
@@ -89,6 +96,15 @@ enum Backend: String, CaseIterable, Sendable {
         case .daemon:
             let daemon = try await Daemon()
             try await body(daemon.client)
+        case .postgres:
+            try await withPostgresDatabase { database in
+                try await withStore(PostgresStore(url: database.url)) { store in try await body(store) }
+            }
+        case .daemonOnPostgres:
+            try await withPostgresDatabase { database in
+                let daemon = try await Daemon(postgresURL: database.url)
+                try await withCleanup { try await body(daemon.client) } cleanup: { _ = await daemon.stop() }
+            }
         }
     }
 }
