@@ -57,16 +57,15 @@ enum ChangeLogRecords {
 
     /// The changes after `revision` up to `through`, in order, at most `limit` of them.
     static func changes(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws -> [LoggedChange] {
-        try Row.fetchAll(
-            db,
+        // Compiled once per connection: every transaction of the writer runs it.
+        let statement = try db.cachedStatement(
             sql: """
                 SELECT revision, kind, key, scope, value, old_value, draft, attachment,
                        account, thread, previous_thread, draft_revision, valid
                 FROM change
                 WHERE revision > ? AND revision <= ? ORDER BY revision LIMIT ?
-                """,
-            arguments: [revision, through, limit]
-        ).map { row in
+                """)
+        return try Row.fetchAll(statement, arguments: [revision, through, limit]).map { row in
             LoggedChange(
                 event: ChangeEvent(
                     revision: row["revision"], kind: ChangeEvent.Kind(rawValue: row["kind"]), key: row["key"],

@@ -11,6 +11,7 @@ import PrefsPostgres
 import PrefsServer
 import PrefsStore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// `prefsd`: owns a preferences database and serves it on a Unix socket.
@@ -158,9 +159,9 @@ struct PrefsDaemon: AsyncParsableCommand {
         )
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server.application)]
         if let tcp = server.tcpApplication { services.append(.init(service: tcp)) }
-        // Shut down first (services stop in reverse order): ends watch streams so the
-        // servers' graceful drain does not wait on them.
-        services.append(.init(service: WatchStreamCloser(endWatches: store.endWatches)))
+        // Shut down first (services stop in reverse order): see ShutdownStarter.
+        let starter = ShutdownStarter(socketPath: socketPath, endWatches: store.endWatches)
+        services.append(.init(service: starter))
         let group = ServiceGroup(
             configuration: .init(
                 services: services,
@@ -170,7 +171,7 @@ struct PrefsDaemon: AsyncParsableCommand {
         )
         try await group.run()
         store.close()
-        unlink(socketPath)
+        starter.removeSocket()
         logger.info("prefsd stopped")
     }
 
@@ -212,13 +213,31 @@ struct PrefsDaemon: AsyncParsableCommand {
     }
 }
 
-/// Ends watch streams when graceful shutdown begins.
-struct WatchStreamCloser: Service {
+/// What the daemon does first when it starts to stop, before the servers drain: removes the
+/// socket's name, so that a client connecting from now on — a watcher reconnecting the moment
+/// its stream ends, above all — is told at once that no daemon is there instead of reaching a
+/// server that is closing (a connection accepted in that instant could be dropped unserved);
+/// then ends the watch streams, so the servers' graceful drain does not wait on them.
+final class ShutdownStarter: Service {
+    let socketPath: String
     let endWatches: @Sendable () -> Void
+    private let socketRemoved = Atomic(false)
+
+    init(socketPath: String, endWatches: @escaping @Sendable () -> Void) {
+        self.socketPath = socketPath
+        self.endWatches = endWatches
+    }
 
     func run() async throws {
         try? await gracefulShutdown()
+        removeSocket()
         endWatches()
+    }
+
+    /// Removes the socket's name, once: a daemon started on the same path after it must keep its own.
+    func removeSocket() {
+        guard !socketRemoved.exchange(true, ordering: .relaxed) else { return }
+        unlink(socketPath)
     }
 }
 

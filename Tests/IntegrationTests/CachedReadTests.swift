@@ -2,9 +2,9 @@ import Foundation
 import TestHarness
 import Testing
 
-/// Reads the daemon answers from memory on the connection's thread (EventLoopAnswerHandler) against
-/// the router's answers, through the whole real pipeline: same bytes, same order, and never a
-/// value older than a write already answered.
+/// Reads the daemon answers from its memo of rendered answers (`AnswerMemo`) against answers made
+/// afresh, through the whole real pipeline: same bytes, same order, and never a value older than
+/// a write already answered.
 @Suite struct CachedReadTests {
     /// One answer of a raw HTTP/1.1 exchange.
     struct Answer {

@@ -85,6 +85,14 @@ final class Daemon {
         return await process.stop()
     }
 
+    /// SIGTERM, then expects a clean exit (status 0); if not, the issue carries what the daemon
+    /// wrote to its standard error.
+    func expectCleanStop(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let status = await stop()
+        let log = (try? String(contentsOf: folder.appending(path: "prefsd.stderr"), encoding: .utf8)) ?? ""
+        #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(log.suffix(4000))", sourceLocation: sourceLocation)
+    }
+
     /// SIGKILL, like a crash; then waits.
     func kill() async {
         guard let process else { return }

@@ -12,7 +12,7 @@ import Testing
         try await client.set("a.b", to: 1, scope: "/x")
         try await client.set("a.c", to: ["nested": [1, 2]])
         try await client.lock("a.b", scope: "/x")
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         try await daemon.start()
         #expect(try await client.resolve("a.b", scope: "/x/y").source == .lock("/x"))
         #expect(try await client.resolve("a.c").value == ["nested": [1, 2]])
@@ -21,7 +21,7 @@ import Testing
 
     @Test func itLogsOneLineWhenReadyAndOneWhenStopped() async throws {
         let daemon = try await Daemon(arguments: ["--log-level", "info"])
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         let log = try String(contentsOf: daemon.folder.appending(path: "prefsd.stderr"), encoding: .utf8)
         let lines = log.split(separator: "\n")
         #expect(lines.count == 2, "\(log)")
@@ -108,7 +108,7 @@ import Testing
     @Test func corruptDatabaseIsRefusedAndLeftUntouched() async throws {
         let daemon = try await Daemon()
         for index in 0..<300 { try await daemon.client.set("k.n\(index)", to: .string(String(repeating: "x", count: 200))) }
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: daemon.databasePath))
         // Keep the header, scribble over the b-tree pages.
         for index in 4096..<min(bytes.count, 4096 * 8) { bytes[index] = 0xA5 }
@@ -122,7 +122,7 @@ import Testing
     @Test func databaseFromANewerPrefsdIsRefusedAndLeftUntouched() async throws {
         let daemon = try await Daemon()
         try await daemon.client.set("a.b", to: 1)
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         let insert = try await CommandResult.runTool(
             "/usr/bin/sqlite3", [daemon.databasePath, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')"])
         #expect(insert.status == 0)
@@ -139,7 +139,7 @@ import Testing
         try await client.set("a.b", to: 1)
         var iterator = client.watch(WatchRequest(keys: ["a.b"], since: 0)).makeAsyncIterator()
         #expect(try await iterator.next()?.kind == .set)
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         // A progress event (every 15 s) may come first on a slow machine.
         var final = try await iterator.next()
         while final?.kind == .progress { final = try await iterator.next() }

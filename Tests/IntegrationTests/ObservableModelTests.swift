@@ -172,7 +172,7 @@ extension PreferenceValues {
         try await withPrefs(client) {
             let observed = DraftObserving(draft.id)
             try await observed.projectedValue.loaded(timeout: .seconds(30))
-            #expect(await daemon.stop() == 0)
+            await daemon.expectCleanStop()
             let late = DraftObserving(draft.id)
             let error = await #expect(throws: PrefsError.self) { try await late.projectedValue.loaded(timeout: .seconds(30)) }
             #expect(error?.code == .unreachable && late.projectedValue.error == error)

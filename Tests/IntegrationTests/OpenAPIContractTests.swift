@@ -19,8 +19,8 @@ import Testing
         .deletingLastPathComponent()  // the package root
         .appending(path: "openapi.yaml")
 
-    /// Every route of the HTTP API, as the server routes it (DraftRoutes, PreferenceRoutes,
-    /// WatchRoute); path parameters are named as the router names them (a draft's id is
+    /// Every endpoint of the HTTP API, as the server declares it (PrefsServer's Endpoints/); path
+    /// parameters are named as the endpoints name them (a draft's id is
     /// `{draft}`, an attachment's `{attachment}`). The document must hold exactly these
     /// operations: adding a route means adding it here and documenting it.
     static let implementedRoutes: Set<String> = [

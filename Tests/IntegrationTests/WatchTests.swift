@@ -107,7 +107,7 @@ import Testing
         }
 
         // After a restart, a watcher resuming from revision 6 000 gets exactly the rest.
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         try await daemon.start()
         let restarted = daemon.client
         let afterRestart = try await Self.collect(
@@ -236,7 +236,7 @@ import Testing
         socket.send("GET /v1/watch?key=p.key HTTP/1.1\r\nHost: prefsd\r\nLast-Event-ID: 1\r\n\r\n")
         // The change after the Last-Event-ID, then the daemon stops.
         var answer = await socket.read(until: "event: set")
-        #expect(await daemon.stop() == 0)
+        await daemon.expectCleanStop()
         answer += await socket.readToEnd()
         let events = parseEvents(answer)
         #expect(events.first?.event == "set")

@@ -19,7 +19,7 @@ import Testing
             try await observed.projectedValue.loaded()
             let modes = ChangeCounter { _ = model.mode }
 
-            if crash { await daemon.kill() } else { #expect(await daemon.stop() == 0) }
+            if crash { await daemon.kill() } else { await daemon.expectCleanStop() }
             // While it is away, nothing is lost: the changes below happen before it answers again.
             let offline = try EmbeddedStore(path: daemon.databasePath)
             try await offline.set(\.statusMode, .expanded, scope: "/accounts")
