@@ -22,12 +22,16 @@ enum AnswerEncoding {
     static func writeHead(
         status: HTTPResponse.Status, fields: [HTTPField], contentLength: Int?, close: Bool, into buffer: inout ByteBuffer
     ) {
-        buffer.writeStaticString("HTTP/1.1 ")
-        buffer.writeString(String(status.code))
-        buffer.writeStaticString(" ")
-        // NIO's encoder names a known status by its standard phrase, whatever the status carries.
-        buffer.writeString(HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase).reasonPhrase)
-        buffer.writeStaticString("\r\n")
+        if status == .ok {
+            buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
+        } else {
+            buffer.writeStaticString("HTTP/1.1 ")
+            buffer.writeString(String(status.code))
+            buffer.writeStaticString(" ")
+            // NIO's encoder names a known status by its standard phrase, whatever the status carries.
+            buffer.writeString(HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase).reasonPhrase)
+            buffer.writeStaticString("\r\n")
+        }
         var saysConnection = false
         for field in fields {
             if field.name == .connection { saysConnection = true }

@@ -30,8 +30,6 @@ struct PlainHead {
     private static let methods: [String: HTTPRequest.Method] = [
         "GET": .get, "HEAD": .head, "PUT": .put, "POST": .post, "DELETE": .delete, "PATCH": .patch,
     ]
-    /// Header fields no plain request has.
-    private static let refusedFields: Set<String> = ["transfer-encoding", "upgrade", "expect"]
 
     /// Reads the head at the start of `bytes`.
     static func parse(_ bytes: ByteBuffer) -> Parsed {
@@ -76,8 +74,8 @@ struct PlainHead {
                     field[(colon + 1)...].allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }),
                     let name = HTTPField.Name(String(decoding: field[..<colon], as: UTF8.self))
                 else { return .other }
-                guard !refusedFields.contains(name.canonicalName) else { return .other }
-                let value = String(decoding: field[(colon + 1)...], as: UTF8.self).trimmingSpaces
+                guard name != .transferEncoding, name != .upgrade, name != .expect else { return .other }
+                let value = String(decoding: trimmingSpaces(field[(colon + 1)...]), as: UTF8.self)
                 if name == .contentLength {
                     // A length once, in plain digits.
                     guard bodyLength == nil, value.utf8.count <= 9, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
@@ -94,6 +92,14 @@ struct PlainHead {
                     method: method, target: String(decoding: target, as: UTF8.self), fields: fields, length: start + 2,
                     bodyLength: bodyLength ?? 0, connection: ConnectionOptions(connection)))
         }
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs (a header value's optional whitespace).
+    private static func trimmingSpaces(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var (start, end) = (bytes.startIndex, bytes.endIndex)
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return bytes[start..<end]
     }
 
     /// RFC 9110's `tchar`: the bytes a header name is made of.
@@ -129,13 +135,5 @@ private enum Line {
             }
         }
         return .incomplete
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs (a header value's optional whitespace).
-    fileprivate var trimmingSpaces: String {
-        let bytes = utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-        return String(decoding: Array(bytes), as: UTF8.self)
     }
 }
