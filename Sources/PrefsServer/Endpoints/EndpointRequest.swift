@@ -11,7 +11,7 @@ struct EndpointRequest: Sendable {
     /// The request target as sent: path and query, still percent-encoded.
     var target: String
     /// The header fields.
-    var headers: HTTPFields
+    var headers: RequestHeaders
     /// The endpoint's path parameters by name, percent-decoded (filled in by ``API``).
     var parameters: [String: String] = [:]
     /// The body, when the endpoint reads it whole.

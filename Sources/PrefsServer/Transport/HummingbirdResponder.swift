@@ -17,7 +17,8 @@ public struct HummingbirdResponder: HTTPResponder {
     let endings: WatchEndings
 
     public func respond(to request: Request, context: Context) async throws -> Response {
-        var endpointRequest = EndpointRequest(method: request.method, target: request.head.path ?? "/", headers: request.headers)
+        var endpointRequest = EndpointRequest(
+            method: request.method, target: request.head.path ?? "/", headers: RequestHeaders(Array(request.headers)))
         let delivery: Delivery
         switch api.prepare(&endpointRequest) {
         case .answer(let answer):

@@ -18,7 +18,7 @@ struct PlainHead {
     var method: HTTPRequest.Method
     /// The request target, as sent.
     var target: String
-    var fields: HTTPFields
+    var fields: RequestHeaders
     /// The head's length in bytes, up to and including the empty line.
     var length: Int
     /// The body's length (`Content-Length`), 0 without one.
@@ -56,7 +56,7 @@ struct PlainHead {
             let target = line[(space + 1)..<(lineEnd - version.count)]
             guard target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .other }
             // The header lines, up to the empty one.
-            var fields = HTTPFields()
+            var fields: [HTTPField] = []
             var connection: [String] = []
             var bodyLength: Int?
             var start = lineEnd + 2
@@ -72,7 +72,7 @@ struct PlainHead {
                 guard let colon = field.firstIndex(of: UInt8(ascii: ":")), colon > start,
                     field[..<colon].allSatisfy(isTokenByte),
                     field[(colon + 1)...].allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }),
-                    let name = HTTPField.Name(String(decoding: field[..<colon], as: UTF8.self))
+                    let name = knownName(field[..<colon]) ?? HTTPField.Name(String(decoding: field[..<colon], as: UTF8.self))
                 else { return .other }
                 guard name != .transferEncoding, name != .upgrade, name != .expect else { return .other }
                 let value = String(decoding: trimmingSpaces(field[(colon + 1)...]), as: UTF8.self)
@@ -89,9 +89,23 @@ struct PlainHead {
             }
             return .head(
                 PlainHead(
-                    method: method, target: String(decoding: target, as: UTF8.self), fields: fields, length: start + 2,
+                    method: method, target: String(decoding: target, as: UTF8.self), fields: RequestHeaders(fields), length: start + 2,
                     bodyLength: bodyLength ?? 0, connection: ConnectionOptions(connection)))
         }
+    }
+
+    /// The names clients send on nearly every request, by their lowercase bytes.
+    private static let knownNames: [(bytes: [UInt8], name: HTTPField.Name)] = [
+        HTTPField.Name("Host")!, .contentLength, .connection, .contentType, .userAgent, .accept, .authorization, .ifMatch,
+    ].map { (Array($0.canonicalName.utf8), $0) }
+
+    /// `bytes` as one of ``knownNames``, in any case, without making a string; nil for another.
+    private static func knownName(_ bytes: Slice<UnsafeRawBufferPointer>) -> HTTPField.Name? {
+        for known in knownNames where known.bytes.count == bytes.count {
+            // ASCII letters differ from their capitals only in 0x20; the other token bytes match exactly.
+            if zip(known.bytes, bytes).allSatisfy({ $0 == $1 | ($0 >= 0x61 && $0 <= 0x7A ? 0x20 : 0) }) { return known.name }
+        }
+        return nil
     }
 
     /// `bytes` without leading and trailing spaces and tabs (a header value's optional whitespace).
