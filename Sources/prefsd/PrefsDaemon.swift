@@ -215,10 +215,14 @@ struct PrefsDaemon: AsyncParsableCommand {
 
 /// What the daemon does first when it starts to stop, before the servers drain: removes the
 /// socket's name, so that a client connecting from now on — a watcher reconnecting the moment
-/// its stream ends, above all — is told at once that no daemon is there instead of reaching a
-/// server that is closing (a connection accepted in that instant could be dropped unserved);
-/// then ends the watch streams, so the servers' graceful drain does not wait on them.
+/// its stream ends, above all — is told at once that no daemon is there; ends the watch streams,
+/// so the servers' graceful drain does not wait on them; then gives a connection accepted just
+/// before a moment to reach the server. (A connection NIO accepts while the server stops
+/// accepting is never handed to it, and NIO traps when it is dropped: apple/swift-nio#2637.)
 final class ShutdownStarter: Service {
+    /// How long a connection accepted just before shutdown has to reach the server.
+    static let acceptedConnectionGrace: Duration = .milliseconds(100)
+
     let socketPath: String
     let endWatches: @Sendable () -> Void
     private let socketRemoved = Atomic(false)
@@ -232,6 +236,7 @@ final class ShutdownStarter: Service {
         try? await gracefulShutdown()
         removeSocket()
         endWatches()
+        try? await Task.sleep(for: Self.acceptedConnectionGrace)
     }
 
     /// Removes the socket's name, once: a daemon started on the same path after it must keep its own.

@@ -90,7 +90,7 @@ final class Daemon {
     func expectCleanStop(sourceLocation: SourceLocation = #_sourceLocation) async {
         let status = await stop()
         let log = (try? String(contentsOf: folder.appending(path: "prefsd.stderr"), encoding: .utf8)) ?? ""
-        #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(log.suffix(4000))", sourceLocation: sourceLocation)
+        #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(log.prefix(6000))", sourceLocation: sourceLocation)
     }
 
     /// SIGKILL, like a crash; then waits.

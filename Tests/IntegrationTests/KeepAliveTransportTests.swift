@@ -17,7 +17,9 @@ import Testing
         let sockets = try daemon.openSockets()
         for index in 0..<20 { try await client.set("reuse.k\(index)", to: .integer(Int64(index))) }
         _ = try await client.list(scope: .root, prefix: "reuse.")
-        #expect(try daemon.openSockets() == sockets)
+        // No socket opened since: the same connection carried them all. (One may have closed
+        // meanwhile: the connection the harness waited for the daemon's start on.)
+        #expect(try daemon.openSockets().isSubset(of: sockets))
     }
 
     @Test func aClientReachesARestartedDaemonAgain() async throws {
