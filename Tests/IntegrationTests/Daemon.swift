@@ -85,6 +85,17 @@ final class Daemon {
         return await process.stop()
     }
 
+    /// Runs `body` with a daemon on a fresh PostgreSQL database of its own; stops the daemon,
+    /// then drops the database.
+    static func onPostgres<T>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (Daemon) async throws -> T
+    ) async throws -> T {
+        try await withPostgresDatabase { database in
+            let daemon = try await Daemon(postgresURL: database.url)
+            return try await withCleanup { try await body(daemon) } cleanup: { _ = await daemon.stop() }
+        }
+    }
+
     /// SIGTERM, then expects a clean exit (status 0); if not, the issue carries what the daemon
     /// wrote to its standard error.
     func expectCleanStop(sourceLocation: SourceLocation = #_sourceLocation) async {

@@ -126,14 +126,9 @@ import Testing
 
     @Test(.enabled(if: PostgresTestDatabase.isEnabled))
     func embeddedStoreAndADaemonOnPostgresAgreeOnDrafts() async throws {
-        try await withPostgresDatabase { database in
+        try await Daemon.onPostgres { daemon in
             try await withStore(EmbeddedStore.temporary()) { store in
-                let daemon = try await Daemon(postgresURL: database.url)
-                try await withCleanup {
-                    Self.expectAlike(try await Self.run(store), try await Self.run(daemon.client))
-                } cleanup: {
-                    _ = await daemon.stop()
-                }
+                Self.expectAlike(try await Self.run(store), try await Self.run(daemon.client))
             }
         }
     }

@@ -51,13 +51,8 @@ import Testing
             let daemon = try await Daemon()
             result = try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
         case .daemonOnPostgres:
-            result = try await withPostgresDatabase { database in
-                let daemon = try await Daemon(postgresURL: database.url)
-                return try await withCleanup {
-                    try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
-                } cleanup: {
-                    _ = await daemon.stop()
-                }
+            result = try await Daemon.onPostgres { daemon in
+                try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
             }
         }
         #expect(result.status == 0, "\(result.stderr)")

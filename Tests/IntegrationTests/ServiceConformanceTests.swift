@@ -107,16 +107,9 @@ import Testing
 
     @Test(.enabled(if: PostgresTestDatabase.isEnabled))
     func embeddedStoreAndADaemonOnPostgresAgreeExactly() async throws {
-        try await withPostgresDatabase { database in
+        try await Daemon.onPostgres { daemon in
             try await withStore(EmbeddedStore.temporary()) { store in
-                let daemon = try await Daemon(postgresURL: database.url)
-                try await withCleanup {
-                    let embedded = try await Self.run(store)
-                    let shared = try await Self.run(daemon.client)
-                    Self.expectAlike(embedded, shared)
-                } cleanup: {
-                    _ = await daemon.stop()
-                }
+                Self.expectAlike(try await Self.run(store), try await Self.run(daemon.client))
             }
         }
     }

@@ -101,10 +101,7 @@ enum Backend: String, CaseIterable, Sendable {
                 try await withStore(PostgresStore(url: database.url)) { store in try await body(store) }
             }
         case .daemonOnPostgres:
-            try await withPostgresDatabase { database in
-                let daemon = try await Daemon(postgresURL: database.url)
-                try await withCleanup { try await body(daemon.client) } cleanup: { _ = await daemon.stop() }
-            }
+            try await Daemon.onPostgres { daemon in try await body(daemon.client) }
         }
     }
 }

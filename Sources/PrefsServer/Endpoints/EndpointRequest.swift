@@ -7,11 +7,13 @@ import PrefsKit
 /// its path's parameters and query, its header fields and its body.
 struct EndpointRequest: Sendable {
     /// The request's method.
-    var method: HTTPRequest.Method
+    let method: HTTPRequest.Method
     /// The request target as sent: path and query, still percent-encoded.
-    var target: String
+    let target: String
     /// The header fields.
-    var headers: RequestHeaders
+    let headers: RequestHeaders
+    /// The query's items, parsed once: the API and the endpoint each look some up.
+    let query: QueryItems
     /// The endpoint's path parameters by name, percent-decoded (filled in by ``API``).
     var parameters: [String: String] = [:]
     /// The body, when the endpoint reads it whole.
@@ -21,6 +23,14 @@ struct EndpointRequest: Sendable {
     /// Whether a write may commit on the thread that carries the request: the connection is
     /// alone on its event loop (``EventLoopOccupancy``), so a commit there holds back no other.
     var commitsHere = false
+
+    /// A request for `target` by `method`, with `headers`.
+    init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        query = QueryItems(target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? "")
+    }
 
     /// The target's path, without the query.
     var path: Substring {
@@ -37,10 +47,6 @@ struct EndpointRequest: Sendable {
         return segments
     }
 
-    /// The query's items.
-    var query: QueryItems {
-        QueryItems(target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? "")
-    }
 
     // MARK: Parameters
 
