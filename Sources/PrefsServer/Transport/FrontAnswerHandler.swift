@@ -338,6 +338,9 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(NIOAny(buffer), promise: nil)
         self.feed = feed
         pending = nil
+        // The connection reads no more requests: the decoder behind would keep its parser and
+        // buffers for as long as the watch lasts.
+        RequestDecoderRemoval.removeDecoder(from: context)
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         feed.wakeWhenReady {
             bound.eventLoop.execute { bound.value.handler.writeEvents(context: bound.value.context) }
