@@ -29,6 +29,8 @@ struct API: Sendable {
     /// Answers of cacheable endpoints, kept until the next change.
     let memo: AnswerMemo
     let logger: Logger
+    /// Whether the logger takes the request log's debug lines: asked once, not per request.
+    private let logsRequests: Bool
 
     /// The API of `engine` within `limits`; with a `token`, every request must carry it.
     init(engine: any EngineServing, limits: ServerLimits, token: BearerToken? = nil, memo: AnswerMemo? = nil, logger: Logger) {
@@ -36,6 +38,7 @@ struct API: Sendable {
         self.token = token
         self.memo = memo ?? AnswerMemo()
         self.logger = logger
+        logsRequests = logger.logLevel <= .debug
         endpoints = Endpoints.all(engine: engine, limits: limits)
     }
 
@@ -49,6 +52,7 @@ struct API: Sendable {
         self.token = token
         self.memo = memo
         self.logger = logger
+        logsRequests = logger.logLevel <= .debug
         self.endpoints = endpoints
     }
 
@@ -223,6 +227,7 @@ struct API: Sendable {
 
     /// One line per request, when debugging.
     private func log(_ request: EndpointRequest, _ endpoint: String, _ status: HTTPResponse.Status) {
+        guard logsRequests else { return }
         logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(endpoint))")
     }
 

@@ -12,12 +12,15 @@ struct ConnectionOptions: Equatable {
 
     /// The options the `Connection` header lines `values` list.
     init(_ values: some Sequence<some StringProtocol>) {
-        for value in values {
-            for option in value.utf8.split(separator: UInt8(ascii: ",")) {
-                let token = option.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                if Self.equalsIgnoringCase(token, "close") { close = true }
-                if Self.equalsIgnoringCase(token, "keep-alive") { keepAlive = true }
-            }
+        for value in values { take(value.utf8) }
+    }
+
+    /// Adds the options of one more `Connection` header line, as its bytes.
+    mutating func take(_ value: some Collection<UInt8>) {
+        for option in value.split(separator: UInt8(ascii: ",")) {
+            let token = option.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+            if Self.equalsIgnoringCase(token, "close") { close = true }
+            if Self.equalsIgnoringCase(token, "keep-alive") { keepAlive = true }
         }
     }
 

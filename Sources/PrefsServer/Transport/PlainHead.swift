@@ -18,6 +18,7 @@ struct PlainHead {
     var method: HTTPRequest.Method
     /// The request target, as sent.
     var target: String
+    /// The header fields, read as they are asked for.
     var fields: RequestHeaders
     /// The head's length in bytes, up to and including the empty line.
     var length: Int
@@ -25,11 +26,6 @@ struct PlainHead {
     var bodyLength: Int
     /// What the `Connection` header lines ask of the connection.
     var connection: ConnectionOptions
-
-    /// The methods the API answers; another goes to NIO's decoder (and the API's 405 or 404).
-    private static let methods: [String: HTTPRequest.Method] = [
-        "GET": .get, "HEAD": .head, "PUT": .put, "POST": .post, "DELETE": .delete, "PATCH": .patch,
-    ]
 
     /// Reads the head at the start of `bytes`.
     static func parse(_ bytes: ByteBuffer) -> Parsed {
@@ -46,20 +42,18 @@ struct PlainHead {
             case .malformed: return .other
             }
             let line = raw[0..<lineEnd]
-            guard let space = line.firstIndex(of: 0x20),
-                let method = methods[String(decoding: line[..<space], as: UTF8.self)]
-            else { return .other }
+            guard let space = line.firstIndex(of: 0x20), let method = method(line[..<space]) else { return .other }
             let version = " HTTP/1.1".utf8
             guard line.count > space + version.count + 1, line.suffix(version.count).elementsEqual(version) else {
                 return .other
             }
             let target = line[(space + 1)..<(lineEnd - version.count)]
             guard target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return .other }
-            // The header lines, up to the empty one.
-            var fields: [HTTPField] = []
-            var connection: [String] = []
+            // The header lines, up to the empty one: checked here, read when asked for.
+            var connection = ConnectionOptions(nil)
             var bodyLength: Int?
-            var start = lineEnd + 2
+            let fieldsStart = lineEnd + 2
+            var start = fieldsStart
             while true {
                 let end: Int
                 switch Line.end(in: raw, from: start) {
@@ -71,50 +65,42 @@ struct PlainHead {
                 let field = raw[start..<end]
                 guard let colon = field.firstIndex(of: UInt8(ascii: ":")), colon > start,
                     field[..<colon].allSatisfy(isTokenByte),
-                    field[(colon + 1)...].allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }),
-                    let name = knownName(field[..<colon]) ?? HTTPField.Name(String(decoding: field[..<colon], as: UTF8.self))
+                    field[(colon + 1)...].allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
                 else { return .other }
-                guard name != .transferEncoding, name != .upgrade, name != .expect else { return .other }
-                let value = String(decoding: trimmingSpaces(field[(colon + 1)...]), as: UTF8.self)
-                if name == .contentLength {
+                let name = field[..<colon]
+                let value = HeaderLine.trimmingSpaces(field[(colon + 1)...])
+                if refusedNames.contains(where: { HeaderLine.equalsIgnoringCase(name, $0) }) { return .other }
+                if HeaderLine.equalsIgnoringCase(name, contentLength) {
                     // A length once, in plain digits.
-                    guard bodyLength == nil, value.utf8.count <= 9, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                        let length = Int(value)
+                    guard bodyLength == nil, (1...9).contains(value.count), value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
                     else { return .other }
-                    bodyLength = length
+                    bodyLength = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
                 }
-                if name == .connection { connection.append(value) }
-                fields.append(HTTPField(name: name, value: value))
+                if HeaderLine.equalsIgnoringCase(name, connectionName) { connection.take(value) }
                 start = end + 2
             }
             return .head(
                 PlainHead(
-                    method: method, target: String(decoding: target, as: UTF8.self), fields: RequestHeaders(fields), length: start + 2,
-                    bodyLength: bodyLength ?? 0, connection: ConnectionOptions(connection)))
+                    method: method, target: String(decoding: target, as: UTF8.self),
+                    fields: RequestHeaders(lines: bytes.getSlice(at: bytes.readerIndex + fieldsStart, length: start - fieldsStart)!),
+                    length: start + 2, bodyLength: bodyLength ?? 0, connection: connection))
         }
     }
 
-    /// The names clients send on nearly every request, by their lowercase bytes.
-    private static let knownNames: [(bytes: [UInt8], name: HTTPField.Name)] = [
-        HTTPField.Name("Host")!, .contentLength, .connection, .contentType, .userAgent, .accept, .authorization, .ifMatch,
-    ].map { (Array($0.canonicalName.utf8), $0) }
-
-    /// `bytes` as one of ``knownNames``, in any case, without making a string; nil for another.
-    private static func knownName(_ bytes: Slice<UnsafeRawBufferPointer>) -> HTTPField.Name? {
-        for known in knownNames where known.bytes.count == bytes.count {
-            // ASCII letters differ from their capitals only in 0x20; the other token bytes match exactly.
-            if zip(known.bytes, bytes).allSatisfy({ $0 == $1 | ($0 >= 0x61 && $0 <= 0x7A ? 0x20 : 0) }) { return known.name }
-        }
-        return nil
+    /// The method `bytes` name, if the API answers it; another goes to NIO's decoder (and the
+    /// API's 405 or 404).
+    private static func method(_ bytes: Slice<UnsafeRawBufferPointer>) -> HTTPRequest.Method? {
+        methods.first { $0.bytes.elementsEqual(bytes) }?.method
     }
 
-    /// `bytes` without leading and trailing spaces and tabs (a header value's optional whitespace).
-    private static func trimmingSpaces(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
-        var (start, end) = (bytes.startIndex, bytes.endIndex)
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return bytes[start..<end]
-    }
+    private static let methods: [(bytes: [UInt8], method: HTTPRequest.Method)] = [
+        HTTPRequest.Method.get, .put, .head, .post, .delete, .patch,
+    ].map { (Array($0.rawValue.utf8), $0) }
+
+    private static let contentLength = Array(HTTPField.Name.contentLength.canonicalName.utf8)
+    private static let connectionName = Array(HTTPField.Name.connection.canonicalName.utf8)
+    /// Header fields no plain request has.
+    private static let refusedNames = [HTTPField.Name.transferEncoding, .upgrade, .expect].map { Array($0.canonicalName.utf8) }
 
     /// RFC 9110's `tchar`: the bytes a header name is made of.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
