@@ -36,17 +36,17 @@ public final class PrefsClient: PrefsService {
         let _: ServiceStatus = try await call("GET", "/v1/status", query: ["minRevision": String(revision)])
     }
 
-    public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
-        let spec = try Self.resolveRequest(key, scope: scope, explain: explain, minRevision: minimumRevision)
+    public func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
+        let spec = Self.resolveRequest(key, scope: scope, explain: explain, minRevision: minimumRevision)
         return try Self.resolution(try await transport.send(spec), answering: spec)
     }
 
     /// ``resolve(_:scope:explain:)`` on the calling thread, which waits for the answer: for a
     /// one-shot process (`prefsctl get`) that has nothing else to do and so starts no threads.
     public static func resolve(
-        _ key: String, scope: ScopePath, explain: Bool, waitingOn transport: UnixSocketTransport
+        _ key: KeyName, scope: ScopePath, explain: Bool, waitingOn transport: UnixSocketTransport
     ) throws -> ResolvedPreference {
-        let spec = try resolveRequest(key, scope: scope, explain: explain)
+        let spec = resolveRequest(key, scope: scope, explain: explain)
         return try resolution(try transport.sendBlocking(spec), answering: spec)
     }
 
@@ -60,13 +60,13 @@ public final class PrefsClient: PrefsService {
         return try decode(response, answering: spec)
     }
 
-    private static func resolveRequest(_ key: String, scope: ScopePath, explain: Bool, minRevision: String? = nil) throws
+    private static func resolveRequest(_ key: KeyName, scope: ScopePath, explain: Bool, minRevision: String? = nil)
         -> HTTPRequestSpec
     {
         HTTPRequestSpec(
             method: "GET",
             target: target(
-                "/v1/prefs/\(try pathKey(key))",
+                "/v1/prefs/\(key)",
                 query: [("scope", scope.path), ("explain", explain ? "1" : nil), ("minRevision", minRevision)]))
     }
 
@@ -83,14 +83,14 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path], body: value.canonicalData)
+    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
+        try await call("PUT", "/v1/prefs/\(key)", query: ["scope": scope.path], body: value.canonicalData)
     }
 
     @discardableResult
-    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
         try await call(
-            "DELETE", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
+            "DELETE", "/v1/prefs/\(key)", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
     }
 
     @discardableResult
@@ -99,13 +99,13 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
+    public func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+        try await call("PUT", "/v1/locks/\(key)", query: ["scope": scope.path])
     }
 
     @discardableResult
-    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("DELETE", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
+    public func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+        try await call("DELETE", "/v1/locks/\(key)", query: ["scope": scope.path])
     }
 
     public func schemas() async throws -> [String: PreferenceSchema] {
@@ -195,11 +195,6 @@ public final class PrefsClient: PrefsService {
             throw error(status: response.status, body: body)
         }
         return response
-    }
-
-    private static func pathKey(_ key: String) throws -> String {
-        try KeyName.validate(key)
-        return key
     }
 
     static func target(_ path: String, query: [(String, String?)]) -> String {

@@ -27,7 +27,8 @@ enum ReadCost {
             let context = try PrefsContext.required
             precondition(wrapper.wrappedValue == 16 && context[\.benchFontSize] == 16)
             let scope: ScopePath = "/accounts/alice/threads/1"  // as an app holds it: parsed once
-            let resolve = median(batches, batch) { _ = store.resolveNow("bench.fontSize", scope: scope) }
+            let key = try KeyName("bench.fontSize")
+            let resolve = median(batches, batch) { _ = store.resolveNow(key, scope: scope) }
             let wrapped = median(batches, batch) { _ = wrapper.wrappedValue }
             let contextual = median(batches, batch) { _ = context[\.benchFontSize] }
             return (resolve, wrapped, contextual)

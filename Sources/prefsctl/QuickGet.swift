@@ -10,6 +10,8 @@ import PrefsKit
 /// errors it keeps.
 struct QuickGet {
     private var key: String?
+    /// `key`, checked.
+    private var keyName: KeyName?
     private var scope: String?
     /// `scope`, parsed.
     private var scopePath = ScopePath.root
@@ -50,7 +52,8 @@ struct QuickGet {
                 return nil
             }
         }
-        guard let key, KeyName.isValid(key), let scopePath = try? ScopePath(scope ?? "/") else { return nil }
+        guard let key, let keyName = try? KeyName(key), let scopePath = try? ScopePath(scope ?? "/") else { return nil }
+        self.keyName = keyName
         self.scopePath = scopePath
     }
 
@@ -58,7 +61,7 @@ struct QuickGet {
     func run() -> Never {
         let transport = UnixSocketTransport(socketPath: GlobalOptions.socketPath(socket))
         do {
-            let resolved = try PrefsClient.resolve(key!, scope: scopePath, explain: explain, waitingOn: transport)
+            let resolved = try PrefsClient.resolve(keyName!, scope: scopePath, explain: explain, waitingOn: transport)
             GetCommand.show(resolved, json: json, explain: explain)
             exit(resolved.isSet ? 0 : 3)
         } catch let error as PrefsError {

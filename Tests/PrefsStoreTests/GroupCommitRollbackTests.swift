@@ -17,7 +17,7 @@ struct GroupCommitRollbackTests {
         try await withStore(makeStore()) { store in
             await #expect(throws: Refused.self) {
                 try await store.write { context in
-                    _ = try context.setValue("lone.a", to: 1, scope: .root)
+                    _ = try context.setValue(try KeyName("lone.a"), to: 1, scope: .root)
                     throw Refused()
                 }
             }
@@ -50,13 +50,13 @@ struct GroupCommitRollbackTests {
             }, on: store)
             await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
             let first = Self.queue({ context in
-                _ = try context.setValue("batch.a", to: 1, scope: .root)
+                _ = try context.setValue(try KeyName("batch.a"), to: 1, scope: .root)
                 // What SQLite does by itself after some errors: the whole transaction is gone.
                 try (context.connection as! SQLiteWriteConnection).db.execute(sql: "ROLLBACK")
                 throw DatabaseError(resultCode: .SQLITE_FULL)
             }, on: store)
             let later = (0..<2).map { index in
-                Self.queue({ context in _ = try context.setValue("batch.later\(index)", to: 2, scope: .root) }, on: store)
+                Self.queue({ context in _ = try context.setValue(try KeyName("batch.later\(index)"), to: 2, scope: .root) }, on: store)
             }
             release.signal()
             try await holding.value

@@ -34,7 +34,7 @@ extension PrefsEngine {
         let draft = try await draft(id)
         let scope = try draft.scope
         let rules = ComposeRules { key in
-            let resolved = resolveNow(key, scope: scope)
+            let resolved = resolveNow(KeyName(checked: key), scope: scope)
             return resolved.isSet ? resolved.value : nil
         }
         return DraftValidation(of: draft, rules: rules)

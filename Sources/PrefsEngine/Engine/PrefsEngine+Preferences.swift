@@ -2,17 +2,15 @@ import PrefsKit
 
 extension PrefsEngine {
     @discardableResult
-    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try KeyName.validate(key)
-        return try await write(Self.setting(key, to: value, scope: scope))
+    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
+        try await write(Self.setting(key, to: value, scope: scope))
     }
 
     package func set(
-        _ key: String, to value: JSONValue, scope: ScopePath, committingHere: Bool,
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
-            try KeyName.validate(key)
             try ensureOpen()
         } catch {
             return completion(.failure(error))
@@ -21,16 +19,15 @@ extension PrefsEngine {
     }
 
     /// The write request of a `set`.
-    private static func setting(_ key: String, to value: JSONValue, scope: ScopePath)
+    private static func setting(_ key: KeyName, to value: JSONValue, scope: ScopePath)
         -> @Sendable (WriteBatch) throws -> WriteResult
     {
         { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) }
     }
 
     @discardableResult
-    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
-        try KeyName.validate(key)
-        return try await write { context in
+    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+        try await write { context in
             let removed = try context.resetValue(key, scope: scope, recursive: recursive)
             return WriteResult(revision: context.revision, removed: removed)
         }
@@ -39,26 +36,24 @@ extension PrefsEngine {
     @discardableResult
     public func apply(_ batch: PreferenceBatch) async throws -> WriteResult {
         try configuration.rules.checkBatch(batch)
-        for operation in batch.operations { try KeyName.validate(operation.key) }
+        let keys = try batch.operations.map { try KeyName($0.key) }
         return try await write { context in
-            let revisions = try batch.operations.map { try context.apply($0) }
+            let revisions = try zip(batch.operations, keys).map { try context.apply($0, to: $1) }
             return WriteResult(revision: context.revision, revisions: revisions)
         }
     }
 
     @discardableResult
-    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try KeyName.validate(key)
-        return try await write { context in
+    public func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+        try await write { context in
             try context.lock(key, scope: scope)
             return WriteResult(revision: context.revision)
         }
     }
 
     @discardableResult
-    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try KeyName.validate(key)
-        return try await write { context in
+    public func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+        try await write { context in
             let removed = try context.unlock(key, scope: scope)
             return WriteResult(revision: context.revision, removed: removed)
         }
@@ -66,12 +61,13 @@ extension PrefsEngine {
 
     @discardableResult
     public func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult {
-        for (key, schema) in schemas {
-            try KeyName.validate(key)
+        let named = try schemas.map { key, schema in
+            let name = try KeyName(key)
             try schema.validateDefinition(for: key)
-        }
+            return (key: name, schema: schema)
+        }.sorted { $0.key < $1.key }
         return try await write { context in
-            for (key, schema) in schemas.sorted(by: { $0.key < $1.key }) { try context.register(schema, for: key) }
+            for (key, schema) in named { try context.register(schema, for: key) }
             return WriteResult(revision: context.revision)
         }
     }

@@ -172,9 +172,8 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         )
     }
 
-    public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
-        try KeyName.validate(key)
-        return resolveNow(key, scope: scope, explain: explain)
+    public func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
+        resolveNow(key, scope: scope, explain: explain)
     }
 
     package var committedRevision: Revision {
@@ -182,7 +181,8 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
     }
 
     /// Resolves from the cache, synchronously: no SQL, no suspension.
-    package func resolveNow(_ key: String, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+    package func resolveNow(_ name: KeyName, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+        let key = name.rawValue
         let override = configuration.overrides[key]
         if !explain, override == nil {
             let (effective, revision) = cache.effectiveValue(of: key, at: scope)

@@ -6,7 +6,7 @@ import PrefsKit
 /// of the API an application sees.
 package protocol EngineServing: PrefsService {
     /// ``PrefsService/resolve(_:scope:explain:)`` for a valid key, answered at once from memory.
-    func resolveNow(_ key: String, scope: ScopePath, explain: Bool) -> ResolvedPreference
+    func resolveNow(_ key: KeyName, scope: ScopePath, explain: Bool) -> ResolvedPreference
 
     /// The revision of the newest change reads see; it changes with every change taken in,
     /// before a commit is acknowledged.
@@ -17,7 +17,7 @@ package protocol EngineServing: PrefsService {
     /// idle commits on the calling thread, where the storage allows, and `completion` runs there
     /// before `set` returns; otherwise `completion` runs on the engine's own thread.
     func set(
-        _ key: String, to value: JSONValue, scope: ScopePath, committingHere: Bool,
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
 
     /// Subscribes `request` now, or throws why it cannot be (an invalid key, a `since` already

@@ -7,11 +7,12 @@ extension WriteBatch {
     /// Sets `key` to `value` at `scope`; locks at `permittedLocks` do not refuse it. Returns the
     /// change's revision; when `value` is already stored there (equal as JSON), nothing changes
     /// and it returns the current revision.
-    func setValue(_ key: String, to value: JSONValue, scope: ScopePath, permittedLocks: Set<ScopePath> = []) throws
+    func setValue(_ name: KeyName, to value: JSONValue, scope: ScopePath, permittedLocks: Set<ScopePath> = []) throws
         -> Revision
     {
+        let key = name.rawValue
         let state = state(of: key)
-        try rules.checkSet(key: key, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
+        try rules.checkSet(key: name, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
         guard state?.values[scope]?.value != value else { return revision }
         let revision = try record(
             .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText
@@ -24,9 +25,10 @@ extension WriteBatch {
 
     /// Removes `key`'s value at `scope` (and below, if `recursive`); locks at `permittedLocks`
     /// do not refuse it. Returns how many it removed.
-    func resetValue(_ key: String, scope: ScopePath, recursive: Bool, permittedLocks: Set<ScopePath> = []) throws -> Int {
+    func resetValue(_ name: KeyName, scope: ScopePath, recursive: Bool, permittedLocks: Set<ScopePath> = []) throws -> Int {
+        let key = name.rawValue
         let state = state(of: key)
-        try rules.checkReset(key: key, scope: scope, state: state, permittedLocks: permittedLocks)
+        try rules.checkReset(key: name, scope: scope, state: state, permittedLocks: permittedLocks)
         let targets = (state?.values.keys.filter { recursive ? scope.contains($0) : $0 == scope } ?? []).sorted()
         for target in targets {
             try record(.reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText) {
@@ -38,8 +40,8 @@ extension WriteBatch {
     }
 
     /// Locks `key` at `scope`; nothing changes if it is already locked there.
-    func lock(_ key: String, scope: ScopePath) throws {
-        try KeyName.validate(key)
+    func lock(_ name: KeyName, scope: ScopePath) throws {
+        let key = name.rawValue
         guard state(of: key)?.locks[scope] == nil else { return }
         let revision = try record(.lock, key: key, scope: scope) { state, revision in state.locks[scope] = revision }
         try connection.insertLock(key: key, scope: scope, revision: revision)
@@ -47,8 +49,8 @@ extension WriteBatch {
 
     /// Removes the lock on `key` at `scope`. Returns how many it removed: 0 when there is none
     /// there, and then nothing changes.
-    func unlock(_ key: String, scope: ScopePath) throws -> Int {
-        try KeyName.validate(key)
+    func unlock(_ name: KeyName, scope: ScopePath) throws -> Int {
+        let key = name.rawValue
         guard state(of: key)?.locks[scope] != nil else { return 0 }
         try record(.unlock, key: key, scope: scope) { state, _ in state.locks[scope] = nil }
         try connection.deleteLock(key: key, scope: scope)
@@ -56,8 +58,8 @@ extension WriteBatch {
     }
 
     /// Registers `schema` for `key`, refusing it if a value stored for the key breaks it.
-    func register(_ schema: PreferenceSchema, for key: String) throws {
-        try KeyName.validate(key)
+    func register(_ schema: PreferenceSchema, for name: KeyName) throws {
+        let key = name.rawValue
         try schema.validateDefinition(for: key)
         let state = state(of: key)
         guard state?.schema != schema else { return }
@@ -78,16 +80,17 @@ extension WriteBatch {
         try connection.upsertSchema(key: key, schema: schema, revision: revision)
     }
 
-    /// Applies one batch operation; returns its revision (the current one if it changed nothing).
-    func apply(_ operation: PreferenceOperation) throws -> Revision {
+    /// Applies one batch operation to `key`, its key checked; returns its revision (the current
+    /// one if it changed nothing).
+    func apply(_ operation: PreferenceOperation, to key: KeyName) throws -> Revision {
         switch operation.op {
         case .set:
             guard let value = operation.value else {
                 throw PrefsError(.invalidRequest, "The set of '\(operation.key)' has no \"value\".")
             }
-            return try setValue(operation.key, to: value, scope: operation.scope)
+            return try setValue(key, to: value, scope: operation.scope)
         case .reset:
-            _ = try resetValue(operation.key, scope: operation.scope, recursive: operation.recursive ?? false)
+            _ = try resetValue(key, scope: operation.scope, recursive: operation.recursive ?? false)
             return revision
         }
     }
@@ -109,13 +112,13 @@ extension WriteBatch {
         let locks = Dictionary(grouping: dump.locks, by: \.key).mapValues { Set($0.map(\.scope)) }
         if replacing { try removeAbsent(from: dump, locks: locks) }
         for (key, schema) in dump.schemas.sorted(by: { $0.key < $1.key }) {
-            try register(schema, for: key)
+            try register(schema, for: try KeyName(key))
         }
         for entry in dump.values {
-            _ = try setValue(entry.key, to: entry.value, scope: entry.scope, permittedLocks: locks[entry.key] ?? [])
+            _ = try setValue(try KeyName(entry.key), to: entry.value, scope: entry.scope, permittedLocks: locks[entry.key] ?? [])
         }
         for entry in dump.locks {
-            try lock(entry.key, scope: entry.scope)
+            try lock(try KeyName(entry.key), scope: entry.scope)
         }
     }
 
@@ -126,10 +129,10 @@ extension WriteBatch {
         let values = Dictionary(grouping: dump.values, by: \.key).mapValues { Set($0.map(\.scope)) }
         for (key, state) in allKeys().sorted(by: { $0.key < $1.key }) {
             for scope in state.locks.keys.sorted() where dump.scope.contains(scope) && locks[key]?.contains(scope) != true {
-                _ = try unlock(key, scope: scope)
+                _ = try unlock(KeyName(checked: key), scope: scope)
             }
             for scope in state.values.keys.sorted() where dump.scope.contains(scope) && values[key]?.contains(scope) != true {
-                _ = try resetValue(key, scope: scope, recursive: false, permittedLocks: locks[key] ?? [])
+                _ = try resetValue(KeyName(checked: key), scope: scope, recursive: false, permittedLocks: locks[key] ?? [])
             }
         }
     }

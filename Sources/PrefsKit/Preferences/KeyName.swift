@@ -1,21 +1,46 @@
-/// Rules for preference key names: dotted, like `timeline.statusContentMode`.
+/// A preference key's name, checked: dotted, like `timeline.statusContentMode`.
 ///
 /// A name starts with a lowercase letter, then letters, digits, `_` and `-`, and continues with
 /// `.`-separated parts of the same characters. At most ``maximumLength`` UTF-8 bytes.
-public enum KeyName {
+///
+/// A name is checked once, where it enters — ``init(_:)`` throws ``PrefsError`` `invalid_key`
+/// for one that breaks the rules — and every layer behind takes the `KeyName` as it is. The
+/// service's methods that take a `String` are that entrance for Swift callers.
+public struct KeyName: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The name.
+    public let rawValue: String
+
+    /// `name`, checked; throws ``PrefsError`` `invalid_key` if it breaks the rules.
+    public init(_ name: String) throws {
+        try Self.validate(name)
+        rawValue = name
+    }
+
+    /// `name` as it is, for a name this package has checked before: one read back from its
+    /// own storage.
+    package init(checked name: String) {
+        rawValue = name
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: KeyName, rhs: KeyName) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
     /// The longest key name accepted, in UTF-8 bytes.
     public static let maximumLength = 256
 
     /// Throws ``PrefsError`` `invalid_key` unless `name` is a valid key name.
     public static func validate(_ name: String) throws {
-        let bytes = Array(name.utf8)
-        guard !bytes.isEmpty else {
+        let bytes = name.utf8
+        guard let first = bytes.first else {
             throw PrefsError(.invalidKey, "The key is empty. Keys look like 'timeline.fontSize'.")
         }
         guard bytes.count <= maximumLength else {
             throw PrefsError(.invalidKey, "The key is \(bytes.count) bytes long; the limit is \(maximumLength).")
         }
-        guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(bytes[0]) else {
+        guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else {
             throw PrefsError(.invalidKey, "The key '\(name)' must start with a lowercase letter (a-z).")
         }
         var previousWasDot = false

@@ -30,11 +30,10 @@ public struct PreferenceWriteRules: Sendable, Hashable {
     /// Throws unless `value` may be set for `key` at `scope`, given what is stored for the key.
     /// Locks at `permittedLocks` do not count (a dump being loaded carries them itself).
     public func checkSet(
-        key: String, value: JSONValue, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []
+        key: KeyName, value: JSONValue, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []
     ) throws {
-        try KeyName.validate(key)
-        try checkValue(value, for: key, schema: state?.schema)
-        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "set", permitted: permittedLocks)
+        try checkValue(value, for: key.rawValue, schema: state?.schema)
+        try checkNotBelowLock(key: key.rawValue, scope: scope, state: state, doing: "set", permitted: permittedLocks)
     }
 
     /// Throws unless `value` is an acceptable value for `key` under `schema` (size, schema, strict).
@@ -64,9 +63,8 @@ public struct PreferenceWriteRules: Sendable, Hashable {
 
     /// Throws unless `key`'s value at `scope` may be reset. Locks at `permittedLocks` do not
     /// count (a dump being loaded in place of the subtree carries them itself).
-    public func checkReset(key: String, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []) throws {
-        try KeyName.validate(key)
-        try checkNotBelowLock(key: key, scope: scope, state: state, doing: "reset", permitted: permittedLocks)
+    public func checkReset(key: KeyName, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []) throws {
+        try checkNotBelowLock(key: key.rawValue, scope: scope, state: state, doing: "reset", permitted: permittedLocks)
     }
 
     /// Throws `locked` when a lock above `scope` (strictly above) governs `key`: values can be

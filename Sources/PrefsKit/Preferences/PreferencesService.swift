@@ -5,7 +5,7 @@
 /// unlock of nothing) makes no revision and no change event, and answers the current revision.
 public protocol PreferencesService: Sendable {
     /// The effective value of `key` at `scope`, its source and, with `explain`, every layer.
-    func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference
+    func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference
 
     /// The effective value at `scope` of every key that has one there, optionally only keys
     /// starting with `prefix`, sorted by key.
@@ -14,13 +14,13 @@ public protocol PreferencesService: Sendable {
     /// Sets `key` to `value` at `scope`. When the value is already stored there, nothing changes
     /// (no revision, no change event) and the answer carries the current revision.
     @discardableResult
-    func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult
+    func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult
 
     /// Removes `key`'s value at `scope`, and with `recursive` at every scope below it too. The
     /// answer's `removed` counts the values removed; with none, nothing changes and the answer
     /// carries the current revision.
     @discardableResult
-    func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult
+    func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult
 
     /// Applies every operation in one transaction: all of them, or none.
     @discardableResult
@@ -30,12 +30,12 @@ public protocol PreferencesService: Sendable {
     /// and cannot be changed below it. Locking where a lock already is changes nothing, and the
     /// answer carries the current revision.
     @discardableResult
-    func lock(_ key: String, scope: ScopePath) async throws -> WriteResult
+    func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult
 
     /// Removes the lock on `key` at `scope`. The answer's `removed` is 1, or 0 when there was no
     /// lock there: then nothing changes and the answer carries the current revision.
     @discardableResult
-    func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult
+    func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult
 
     /// Every registered schema, by key.
     func schemas() async throws -> [String: PreferenceSchema]
@@ -56,6 +56,35 @@ public protocol PreferencesService: Sendable {
 }
 
 extension PreferencesService {
+    /// ``resolve(_:scope:explain:)`` by a name not yet checked: `invalid_key` if it is not a key name.
+    public func resolve(_ key: String, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
+        try await resolve(KeyName(key), scope: scope, explain: explain)
+    }
+
+    /// ``set(_:to:scope:)`` by a name not yet checked: `invalid_key` if it is not a key name.
+    @discardableResult
+    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
+        try await set(KeyName(key), to: value, scope: scope)
+    }
+
+    /// ``reset(_:scope:recursive:)`` by a name not yet checked: `invalid_key` if it is not a key name.
+    @discardableResult
+    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+        try await reset(KeyName(key), scope: scope, recursive: recursive)
+    }
+
+    /// ``lock(_:scope:)`` by a name not yet checked: `invalid_key` if it is not a key name.
+    @discardableResult
+    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+        try await lock(KeyName(key), scope: scope)
+    }
+
+    /// ``unlock(_:scope:)`` by a name not yet checked: `invalid_key` if it is not a key name.
+    @discardableResult
+    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+        try await unlock(KeyName(key), scope: scope)
+    }
+
     /// The effective value of `key` at `scope` (default `/`).
     public func resolve(_ key: String, scope: ScopePath = .root) async throws -> ResolvedPreference {
         try await resolve(key, scope: scope, explain: false)
@@ -75,7 +104,7 @@ extension PreferencesService {
 
     /// The schema of one key; `not_found` if it has none.
     public func schema(for key: String) async throws -> PreferenceSchema {
-        try KeyName.validate(key)
+        _ = try KeyName(key)
         guard let schema = try await schemas()[key] else {
             throw PrefsError(.notFound, "'\(key)' has no schema.")
         }

@@ -51,10 +51,8 @@ struct EndpointRequest: Sendable {
     // MARK: Parameters
 
     /// The `{key}` path parameter, validated.
-    func key() throws -> String {
-        let key = parameters["key"] ?? ""
-        try KeyName.validate(key)
-        return key
+    func key() throws -> KeyName {
+        try KeyName(parameters["key"] ?? "")
     }
 
     /// A path parameter that names a draft or an attachment, refused with `invalid_request` if it

@@ -50,7 +50,7 @@ enum PreferenceEndpoints {
             },
             Endpoint(.get, "/v1/schema/{key}") { request in
                 let key = try request.key()
-                return .task { .json(try await engine.schema(for: key)) }
+                return .task { .json(try await engine.schema(for: key.rawValue)) }
             },
             Endpoint(.put, "/v1/schema", body: .whole(limit: limits.maximumRequestBytes)) { request in
                 let schemas = try request.decodeBody([String: PreferenceSchema].self, what: "an object of key → schema")
@@ -59,7 +59,7 @@ enum PreferenceEndpoints {
             Endpoint(.put, "/v1/schema/{key}", body: .whole(limit: limits.maximumRequestBytes)) { request in
                 let key = try request.key()
                 let schema = try request.decodeBody(PreferenceSchema.self, what: "a schema")
-                return .task { .json(try await engine.register(schemas: [key: schema])) }
+                return .task { .json(try await engine.register(schemas: [key.rawValue: schema])) }
             },
             Endpoint(.get, "/v1/dump") { request in
                 let scope = try request.scope()
