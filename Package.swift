@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // `swift package generate-documentation --target PrefsKit`: the DocC catalog in Sources/PrefsKit.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
@@ -222,6 +224,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The DocC articles' code, compiled and run: every ```swift block of
+        // Sources/PrefsKit/PrefsKit.docc is in these tests, word for word.
+        .testTarget(name: "DocumentationTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "SampleImages", "TestHarness"],

@@ -19,15 +19,19 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
         }
     }
 
+    /// The attachment's id.
     public var id: UUID
     /// The draft it belongs to.
     public var draft: UUID
     /// Its place among the draft's attachments, from 0, dense.
     public var position: Int
+    /// What kind of media it is.
     public var kind: Kind
+    /// Its MIME type (see ``AttachmentMedia``).
     public var mimeType: String
     /// The file's name, without any path (see ``Filename/sanitize(_:)``).
     public var filename: String
+    /// Its size in bytes.
     public var byteSize: Int64
     /// Lowercase hex SHA-256 of the bytes.
     public var sha256: String
@@ -38,6 +42,7 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see ``AttachmentMedia``).
     public var height: Int?
 
+    /// An attachment with every field given.
     public init(
         id: UUID, draft: UUID, position: Int, kind: Kind, mimeType: String, filename: String, byteSize: Int64,
         sha256: String, altText: String? = nil, width: Int? = nil, height: Int? = nil

@@ -27,6 +27,7 @@ public struct AttachmentMedia: Sendable, Hashable {
     /// In pixels, when the bytes are an image of the stored type that says it.
     public var height: Int?
 
+    /// What an attachment is, given outright.
     public init(mimeType: String, kind: Attachment.Kind, width: Int? = nil, height: Int? = nil) {
         self.mimeType = mimeType
         self.kind = kind

@@ -2,10 +2,12 @@ import Foundation
 
 /// What changing an attachment takes (`PATCH /v1/drafts/{id}/attachments/{aid}`).
 public struct AttachmentPatch: Codable, Sendable, Hashable {
+    /// Its new alt text; `.clear` removes it.
     public var altText: FieldChange<String> = .unchanged
     /// Its new place among the draft's attachments.
     public var position: FieldChange<Int> = .unchanged
 
+    /// A patch of the fields to change; the others stay.
     public init(altText: FieldChange<String> = .unchanged, position: FieldChange<Int> = .unchanged) {
         self.altText = altText
         self.position = position

@@ -9,8 +9,10 @@ public struct AttachmentUpload: Sendable, Hashable {
     /// The MIME type; when absent, the image format the bytes show, else guessed from the file
     /// name (see ``AttachmentMedia``).
     public var mimeType: String?
+    /// A description for people who cannot see the media.
     public var altText: String?
 
+    /// What to say about an upload: its name at least.
     public init(filename: String, kind: Attachment.Kind? = nil, mimeType: String? = nil, altText: String? = nil) {
         self.filename = filename
         self.kind = kind

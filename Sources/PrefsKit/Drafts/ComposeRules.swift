@@ -12,7 +12,9 @@ public struct ComposeRules: Sendable, Hashable {
 
     /// The preference keys, with their defaults.
     public static let maxCharactersKey = "compose.maxCharacters"
+    /// The key of ``maxAttachments``.
     public static let maxAttachmentsKey = "compose.maxAttachments"
+    /// The key of ``requireAltText``.
     public static let requireAltTextKey = "compose.requireAltText"
     /// Every key validation depends on: a change to one may change a draft's validation.
     public static let keys = [maxCharactersKey, maxAttachmentsKey, requireAltTextKey]
@@ -20,6 +22,7 @@ public struct ComposeRules: Sendable, Hashable {
     /// The defaults: 500 characters, 4 attachments, alt text optional.
     public static let defaults = ComposeRules(maxCharacters: 500, maxAttachments: 4, requireAltText: false)
 
+    /// Rules with every limit given.
     public init(maxCharacters: Int, maxAttachments: Int, requireAltText: Bool) {
         self.maxCharacters = maxCharacters
         self.maxAttachments = maxAttachments

@@ -20,6 +20,7 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
         /// Whether a voter may pick several options.
         public var multiple: Bool
 
+        /// A poll with its choices, running `expiresIn` seconds.
         public init(options: [String], expiresIn: Int, multiple: Bool = false) {
             self.options = options
             self.expiresIn = expiresIn
@@ -27,6 +28,7 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
         }
     }
 
+    /// The draft's id.
     public var id: UUID
     /// The account the draft belongs to; a scope segment (`/accounts/<account>`).
     public var account: String
@@ -36,20 +38,28 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
     public var position: Int?
     /// The post this one replies to.
     public var replyTo: String?
+    /// The text of the post.
     public var text: String
+    /// A warning shown in place of the text until the reader opens it.
     public var contentWarning: String?
+    /// Who may see the post once published.
     public var visibility: Visibility
     /// A language tag such as `en` or `pt-BR`.
     public var language: String?
+    /// Whether its media are hidden until the reader opens them.
     public var sensitive: Bool
+    /// Its poll, if any.
     public var poll: Poll?
+    /// When it was created.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
     /// Starts at 1; increments on every change of the draft or its attachments.
     public var revision: Int64
     /// The draft's attachments, by position.
     public var attachments: [Attachment]
 
+    /// A draft with every field given.
     public init(
         id: UUID, account: String, thread: String? = nil, position: Int? = nil, replyTo: String? = nil, text: String = "",
         contentWarning: String? = nil, visibility: Visibility = .public, language: String? = nil, sensitive: Bool = false,

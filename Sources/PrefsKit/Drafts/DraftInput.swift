@@ -2,18 +2,28 @@ import Foundation
 
 /// What creating a draft takes (`POST /v1/drafts`). Only `account` is required.
 public struct DraftInput: Codable, Sendable, Hashable {
+    /// The account it belongs to.
     public var account: String
+    /// The text of the post (default: empty).
     public var text: String?
+    /// The thread to put it in, if any.
     public var thread: String?
     /// Where in the thread (default: at the end).
     public var position: Int?
+    /// The post it replies to.
     public var replyTo: String?
+    /// A warning shown in place of the text.
     public var contentWarning: String?
+    /// Who may see it once published (default: public).
     public var visibility: Draft.Visibility?
+    /// A language tag such as `en`.
     public var language: String?
+    /// Whether its media are hidden until opened (default: false).
     public var sensitive: Bool?
+    /// A poll.
     public var poll: Draft.Poll?
 
+    /// A new draft's fields; only `account` is required.
     public init(
         account: String, text: String? = nil, thread: String? = nil, position: Int? = nil, replyTo: String? = nil,
         contentWarning: String? = nil, visibility: Draft.Visibility? = nil, language: String? = nil,

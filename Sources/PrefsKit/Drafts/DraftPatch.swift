@@ -3,18 +3,26 @@ import Foundation
 /// What updating a draft takes (`PATCH /v1/drafts/{id}`): only the fields to change; `null`
 /// clears an optional field. Unknown fields are refused, so a typo never passes silently.
 public struct DraftPatch: Codable, Sendable, Hashable {
+    /// New text.
     public var text: FieldChange<String> = .unchanged
     /// Moves the draft to another thread (`null`: out of any thread).
     public var thread: FieldChange<String> = .unchanged
     /// Its new place in its (new) thread.
     public var position: FieldChange<Int> = .unchanged
+    /// The post it replies to.
     public var replyTo: FieldChange<String> = .unchanged
+    /// A new content warning, or none.
     public var contentWarning: FieldChange<String> = .unchanged
+    /// Who may see it once published.
     public var visibility: FieldChange<Draft.Visibility> = .unchanged
+    /// A language tag, or none.
     public var language: FieldChange<String> = .unchanged
+    /// Whether its media are hidden until opened.
     public var sensitive: FieldChange<Bool> = .unchanged
+    /// A new poll, or none.
     public var poll: FieldChange<Draft.Poll> = .unchanged
 
+    /// A patch that changes nothing yet: set the fields to change.
     public init() {}
 
     private enum CodingKeys: String, CodingKey, CaseIterable {

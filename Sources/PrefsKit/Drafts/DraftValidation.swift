@@ -2,11 +2,14 @@ import Foundation
 
 /// Whether a draft can be published, and if not, why (`GET /v1/drafts/{id}/validation`).
 public struct DraftValidation: Codable, Sendable, Hashable {
+    /// Whether the draft can be published: there are no problems.
     public var valid: Bool
+    /// Why it cannot, one problem each.
     public var problems: [ValidationProblem]
     /// The draft revision this is the validation of.
     public var revision: Int64
 
+    /// The validation with these problems (none: valid).
     public init(problems: [ValidationProblem], revision: Int64) {
         self.valid = problems.isEmpty
         self.problems = problems

@@ -35,12 +35,14 @@ public struct ImageHeader: Sendable, Hashable {
     /// segments (64 KiB each) before its size.
     public static let prefixLength = 128 * 1024
 
+    /// The image format the bytes show.
     public var format: Format
     /// In pixels; nil when the bytes given do not hold it (or say 0).
     public var width: Int?
     /// In pixels; nil when the bytes given do not hold it (or say 0).
     public var height: Int?
 
+    /// A header with its format and, when known, its size.
     public init(format: Format, width: Int? = nil, height: Int? = nil) {
         self.format = format
         self.width = width

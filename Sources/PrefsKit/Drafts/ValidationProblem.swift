@@ -10,6 +10,7 @@ public struct ValidationProblem: Codable, Sendable, Hashable {
     /// For people.
     public var message: String
 
+    /// A problem with its code, field and message.
     public init(code: String, field: String, message: String) {
         self.code = code
         self.field = field

@@ -3,10 +3,12 @@ import Observation
 
 /// A draft as the compose screen shows it: the draft with its attachments, and its validation.
 public struct DraftSnapshot: Sendable, Hashable {
+    /// The draft, with its attachments.
     public var draft: Draft
     /// Whether it can be published, against the compose preferences at its scope.
     public var validation: DraftValidation
 
+    /// A draft and its validation.
     public init(draft: Draft, validation: DraftValidation) {
         self.draft = draft
         self.validation = validation

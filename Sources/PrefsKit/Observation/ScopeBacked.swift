@@ -2,9 +2,9 @@ import Observation
 import Synchronization
 
 /// A preference with an optional local value: the local value if one is set, else the effective
-/// value at the context's scope — the seed's `EnvironmentBacked`. Setting it sets the local
-/// value only (nothing is stored); `$property.clear()` goes back to following the scope, and
-/// `$property.set(_:)` stores a value at the scope.
+/// value at the context's scope. Setting it sets the local value only (nothing is stored);
+/// `$property.clear()` goes back to following the scope, and `$property.set(_:)` stores a value
+/// at the scope.
 ///
 /// ```swift
 /// @ScopeBacked(\.avatarStyle) var avatarStyle      // the account's style…
@@ -99,8 +99,8 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
     }
 }
 
-/// Holds either a local object or reads it from the prefs context — the seed's
-/// `EnvironmentOrLocal`, for objects rather than single values.
+/// Holds either a local object or reads it from the prefs context: ``ScopeBacked`` for objects
+/// (a service, a scope) rather than single preference values.
 ///
 /// ```swift
 /// @ScopeOrLocal(\.service) var prefs                 // the context's service…

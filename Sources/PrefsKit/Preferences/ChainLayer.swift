@@ -9,6 +9,7 @@ public struct ChainLayer: Codable, Sendable, Hashable {
     /// The revision that set the value, for stored layers.
     public var revision: Revision?
 
+    /// A layer with what it holds.
     public init(layer: PreferenceSource, value: JSONValue?, revision: Revision?) {
         self.layer = layer
         self.value = value

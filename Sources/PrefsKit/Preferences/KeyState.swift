@@ -11,6 +11,7 @@ public struct KeyState: Sendable, Hashable {
     /// The key's schema, if one is registered.
     public var schema: PreferenceSchema?
 
+    /// A key's state from its values, locks and schema.
     public init(values: [ScopePath: StoredValue] = [:], locks: [ScopePath: Revision] = [:], schema: PreferenceSchema? = nil) {
         self.values = values
         self.locks = locks

@@ -2,8 +2,10 @@
 
 /// A batch of operations, as `POST /v1/prefs:batch` takes it.
 public struct PreferenceBatch: Codable, Sendable, Hashable {
+    /// The operations, applied in order.
     public var operations: [PreferenceOperation]
 
+    /// A batch of these operations.
     public init(operations: [PreferenceOperation]) {
         self.operations = operations
     }

@@ -30,6 +30,7 @@ public protocol PreferenceKey: Sendable {
 }
 
 extension PreferenceKey {
+    /// The schema inferred from `Value` and the default (string enums: their cases as choices).
     public static var schema: PreferenceSchema {
         PreferenceSchema(type: PreferenceSchema.ValueType.inferred(for: Value.self), defaultValue: try? JSONValue(encoding: defaultValue))
             .withChoices(of: Value.self)

@@ -29,6 +29,7 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
         Self(op: .reset, key: key, scope: scope, value: nil, recursive: recursive ? true : nil)
     }
 
+    /// An operation with every field given; ``set(_:_:scope:)`` and ``reset(_:scope:recursive:)`` are shorter.
     public init(op: Kind, key: String, scope: ScopePath, value: JSONValue?, recursive: Bool?) {
         self.op = op
         self.key = key

@@ -11,6 +11,7 @@ public struct PreferenceWriteRules: Sendable, Hashable {
     /// The default limits: 64 KiB values, schemas optional.
     public static let standard = PreferenceWriteRules()
 
+    /// Rules with these limits.
     public init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false, maximumBatchOperations: Int = 10_000) {
         self.maximumValueBytes = maximumValueBytes
         self.strict = strict

@@ -6,10 +6,14 @@
 public struct PrefsDump: Codable, Sendable, Hashable {
     /// A value set at a scope.
     public struct Value: Codable, Sendable, Hashable {
+        /// The key.
         public var key: String
+        /// The scope it is set at.
         public var scope: ScopePath
+        /// The value.
         public var value: JSONValue
 
+        /// `key` set to `value` at `scope`.
         public init(key: String, scope: ScopePath, value: JSONValue) {
             self.key = key
             self.scope = scope
@@ -34,6 +38,7 @@ public struct PrefsDump: Codable, Sendable, Hashable {
     /// The format version this build writes.
     public static let currentFormat = 1
 
+    /// A dump of `scope`'s subtree, in the current format.
     public init(scope: ScopePath, schemas: [String: PreferenceSchema], values: [Value], locks: [Lock]) {
         self.format = Self.currentFormat
         self.scope = scope

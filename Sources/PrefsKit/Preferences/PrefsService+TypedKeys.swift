@@ -1,6 +1,8 @@
 /// A typed key's effective value at a scope, where it came from and, when explained, every layer.
 public struct TypedPreference<Value: Sendable>: Sendable {
+    /// The effective value: the stored JSON decoded, else the key's default.
     public var value: Value
+    /// Where it came from.
     public var source: PreferenceSource
     /// The store's revision when this was read.
     public var revision: Revision

@@ -16,6 +16,7 @@ public struct ResolvedPreference: Codable, Sendable, Hashable {
     /// resolved one up to `/`, default).
     public var chain: [ChainLayer]?
 
+    /// A resolution with every field given.
     public init(
         key: String, scope: ScopePath, value: JSONValue, source: PreferenceSource, revision: Revision,
         chain: [ChainLayer]? = nil

@@ -77,6 +77,7 @@ public struct ScopePath: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     public var description: String { path }
 
+    /// Orders scopes by their path text.
     public static func < (lhs: ScopePath, rhs: ScopePath) -> Bool { lhs.path < rhs.path }
 
     public init(from decoder: any Decoder) throws {

@@ -11,6 +11,7 @@ public struct WriteResult: Codable, Sendable, Hashable {
     /// For a reset: how many stored values it removed; for an unlock: how many locks (0 or 1).
     public var removed: Int?
 
+    /// An answer with its revision and, for a batch or a removal, the rest.
     public init(revision: Revision, revisions: [Revision]? = nil, removed: Int? = nil) {
         self.revision = revision
         self.revisions = revisions

@@ -5,16 +5,23 @@
 public struct ErrorBody: Codable, Sendable {
     /// The error itself.
     public struct Detail: Codable, Sendable {
+        /// The ``PrefsError/Code`` raw value, e.g. `locked`.
         public var code: String
+        /// What went wrong, for people.
         public var message: String
+        /// For `compacted`: the oldest revision the change log holds.
         public var oldestRevision: Revision?
+        /// For a watch `since` a revision not reached yet: the newest one.
         public var newestRevision: Revision?
+        /// For `behind`: the revision this host has taken in.
         public var appliedRevision: Revision?
         /// For `locked`: `{"key", "scope"}` of the lock that refused the write.
         public var lock: PreferenceLock?
     }
 
+    /// The error.
     public var error: Detail
+    /// For `stale_revision`: the draft as it is now.
     public var current: Draft?
 
     /// Wraps an error for the wire.

@@ -2,13 +2,20 @@
 public struct ServiceStatus: Codable, Sendable, Hashable {
     /// Counts of what the store holds.
     public struct Counts: Codable, Sendable, Hashable {
+        /// Keys with a value, a lock or a schema.
         public var keys: Int
+        /// Values stored, at every scope.
         public var values: Int
+        /// Locks.
         public var locks: Int
+        /// Registered schemas.
         public var schemas: Int
+        /// Volatile overrides (`prefsd --override`).
         public var overrides: Int
+        /// Watches open now.
         public var watchers: Int
 
+        /// Counts with every number given.
         public init(keys: Int, values: Int, locks: Int, schemas: Int, overrides: Int, watchers: Int) {
             self.keys = keys
             self.values = values
@@ -31,8 +38,10 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
     public var uptimeSeconds: Double
     /// The serving process.
     public var pid: Int32
+    /// What the store holds.
     public var counts: Counts
 
+    /// A status with every field given.
     public init(
         version: String, database: String, revision: Revision, oldestRevision: Revision, uptimeSeconds: Double,
         pid: Int32, counts: Counts

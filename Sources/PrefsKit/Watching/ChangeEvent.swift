@@ -7,7 +7,9 @@ import Foundation
 public struct ChangeEvent: Codable, Sendable, Hashable {
     /// What happened.
     public struct Kind: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name on the wire, e.g. `set`.
         public var rawValue: String
+        /// The kind with this name.
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
@@ -48,7 +50,9 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
 
     /// The change's revision (for notices: the last revision the watcher has everything up to).
     public var revision: Revision
+    /// What happened.
     public var kind: Kind
+    /// The preference key changed, for preference events.
     public var key: String?
     /// The scope the change was made at; for a scoped watch, the watched scope.
     public var scope: ScopePath?
@@ -56,17 +60,22 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
     public var value: JSONValue?
     /// For a scoped watch, where the new effective value comes from.
     public var source: PreferenceSource?
+    /// The draft changed, for draft events.
     public var draft: String?
+    /// The attachment changed, for attachment events.
     public var attachment: String?
-    /// For draft events: the draft's account and thread, and its revision after the change.
+    /// For draft events: the draft's account.
     public var account: String?
+    /// The draft's thread, if it is in one.
     public var thread: String?
     /// For a draft moved between threads: the thread it left.
     public var previousThread: String?
+    /// The draft's revision after the change.
     public var draftRevision: Int64?
     /// For draft events seen by draft, thread and account watches: the draft's validation.
     public var valid: Bool?
 
+    /// An event with every field given.
     public init(
         revision: Revision, kind: Kind, key: String? = nil, scope: ScopePath? = nil, value: JSONValue? = nil,
         source: PreferenceSource? = nil, draft: String? = nil, attachment: String? = nil, account: String? = nil,
