@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "PrefsClientCore", targets: ["PrefsClientCore"]),
         .library(name: "PrefsClient", targets: ["PrefsClient"]),
         .library(name: "PrefsServer", targets: ["PrefsServer"]),
+        .library(name: "PrefsConfiguration", targets: ["PrefsConfiguration"]),
         .executable(name: "prefsd", targets: ["prefsd"]),
         .executable(name: "prefsctl", targets: ["prefsctl"]),
     ],
@@ -49,6 +50,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // `swift package generate-documentation --target PrefsKit`: the DocC catalog in Sources/PrefsKit.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // For PrefsConfiguration; it needs Swift 6.2. No traits: the provider needs none of its
+        // file formats, reloading or logging.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
     ],
     targets: [
         // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
@@ -136,6 +140,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // A swift-configuration provider over any PrefsService: a ConfigReader reads prefsd at a scope.
+        .target(
+            name: "PrefsConfiguration",
+            dependencies: ["PrefsKit", .product(name: "Configuration", package: "swift-configuration")],
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "prefsd",
             dependencies: [
@@ -172,6 +183,18 @@ let package = Package(
             name: "readme-example",
             dependencies: ["PrefsKit", "PrefsStore", "PrefsClient"],
             path: "Examples/ReadmeExample",
+            swiftSettings: swiftSettings
+        ),
+
+        // README's swift-configuration section, exactly (checked as the Swift section is); CI runs it
+        // against an embedded store and a daemon.
+        .executableTarget(
+            name: "config-example",
+            dependencies: [
+                "PrefsKit", "PrefsStore", "PrefsClient", "PrefsConfiguration",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            path: "Examples/ConfigExample",
             swiftSettings: swiftSettings
         ),
 
@@ -229,8 +252,14 @@ let package = Package(
         .testTarget(name: "DocumentationTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "SampleImages", "TestHarness"],
+            dependencies: [
+                "PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "PrefsConfiguration", "SampleImages",
+                "TestHarness",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ConfigurationTesting", package: "swift-configuration"),
+            ],
             swiftSettings: swiftSettings
         ),
+
     ]
 )

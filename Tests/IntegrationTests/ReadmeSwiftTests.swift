@@ -3,22 +3,44 @@ import PrefsKit
 import TestHarness
 import Testing
 
-/// README's "Swift" section is `Examples/ReadmeExample/main.swift` cut in pieces, each followed
-/// by what it prints: both hold, against an embedded store and against a daemon.
+/// README's Swift sections are example programs cut in pieces, each followed by what it prints:
+/// both hold, against an embedded store and against a daemon.
 @Suite(.timeLimit(.minutes(2))) struct ReadmeSwiftTests {
     /// The checkout: this file is `Tests/IntegrationTests/ReadmeSwiftTests.swift` in it.
     static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The fenced blocks of `language` in README's "## Swift" section, in order.
-    static func blocks(_ language: String) throws -> [String] {
+    /// A README section and the example program it is.
+    enum Section: String, CaseIterable, Sendable {
+        case swift = "Swift"
+        case swiftConfiguration = "swift-configuration"
+
+        /// The program, in the checkout.
+        var program: String {
+            switch self {
+            case .swift: "Examples/ReadmeExample/main.swift"
+            case .swiftConfiguration: "Examples/ConfigExample/main.swift"
+            }
+        }
+
+        /// The program's executable.
+        var executable: String {
+            switch self {
+            case .swift: "readme-example"
+            case .swiftConfiguration: "config-example"
+            }
+        }
+    }
+
+    /// The fenced blocks of `language` in README's `section`, in order.
+    static func blocks(_ language: String, in section: Section) throws -> [String] {
         let readme = try String(contentsOf: checkout.appending(path: "README.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "\n## Swift\n"))
-        let section = readme[start.upperBound...]
-        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        let start = try #require(readme.range(of: "\n## \(section.rawValue)\n"))
+        let text = readme[start.upperBound...]
+        let end = text.range(of: "\n## ")?.lowerBound ?? text.endIndex
         var blocks: [String] = []
         var current: [Substring]?
-        for line in section[..<end].split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text[..<end].split(separator: "\n", omittingEmptySubsequences: false) {
             if let lines = current {
                 if line == "```" {
                     blocks.append(lines.joined(separator: "\n"))
@@ -33,26 +55,26 @@ import Testing
         return blocks
     }
 
-    @Test func theSwiftSectionIsTheExampleProgram() throws {
-        let program = try String(
-            contentsOf: Self.checkout.appending(path: "Examples/ReadmeExample/main.swift"), encoding: .utf8)
-        #expect(try Self.blocks("swift").joined(separator: "\n\n") + "\n" == program)
+    @Test(arguments: Section.allCases)
+    func theSectionIsTheExampleProgram(_ section: Section) throws {
+        let program = try String(contentsOf: Self.checkout.appending(path: section.program), encoding: .utf8)
+        #expect(try Self.blocks("swift", in: section).joined(separator: "\n\n") + "\n" == program)
     }
 
-    /// The example runs embedded (on SQLite) or against a daemon, on SQLite or PostgreSQL.
-    @Test(arguments: Backend.allCases.filter { $0 != .postgres })
-    func theExampleProgramPrintsWhatTheSectionShows(_ backend: Backend) async throws {
-        let expected = try Self.blocks("text").joined(separator: "\n") + "\n"
+    /// The examples run embedded (on SQLite) or against a daemon, on SQLite or PostgreSQL.
+    @Test(arguments: Section.allCases, Backend.allCases.filter { $0 != .postgres })
+    func theExampleProgramPrintsWhatTheSectionShows(_ section: Section, _ backend: Backend) async throws {
+        let expected = try Self.blocks("text", in: section).joined(separator: "\n") + "\n"
         let result: CommandResult
         switch backend {
         case .embedded, .postgres:
-            result = try await CommandResult.run("readme-example", [])
+            result = try await CommandResult.run(section.executable, [])
         case .daemon:
             let daemon = try await Daemon()
-            result = try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
+            result = try await CommandResult.run(section.executable, ["--socket", daemon.socketPath])
         case .daemonOnPostgres:
             result = try await Daemon.onPostgres { daemon in
-                try await CommandResult.run("readme-example", ["--socket", daemon.socketPath])
+                try await CommandResult.run(section.executable, ["--socket", daemon.socketPath])
             }
         }
         #expect(result.status == 0, "\(result.stderr)")

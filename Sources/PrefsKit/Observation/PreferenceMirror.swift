@@ -15,17 +15,20 @@ public final class PreferenceMirror: Sendable {
     /// The scope followed.
     public let scope: ScopePath
 
-    /// A key's effective value, and the last typed value decoded from it.
-    private struct Entry {
-        var resolved: ResolvedPreference
-        var decoded: (any Sendable)?
-    }
-
     private struct State: ~Copyable {
-        var values: [String: Entry] = [:]
-        var observers: [String: [Int: @Sendable (ResolvedPreference) -> Void]] = [:]
+        /// The keys that have an effective value (a source other than `none`).
+        var values: [String: ResolvedPreference] = [:]
+        /// The last typed value decoded from each key's value, until it changes.
+        var decoded: [String: any Sendable] = [:]
+        /// By key; under `nil`, those of every key.
+        var observers: [String?: [Int: @Sendable (ResolvedPreference) -> Void]] = [:]
         var nextObserver = 0
         var failure: PrefsError?
+
+        /// The observers of `key`'s changes: its own, and those of every key.
+        func observers(of key: String) -> [@Sendable (ResolvedPreference) -> Void] {
+            Array((observers[key] ?? [:]).values) + Array((observers[nil] ?? [:]).values)
+        }
     }
 
     private let state = Mutex(State())
@@ -56,17 +59,19 @@ public final class PreferenceMirror: Sendable {
         let before = try await service.status().revision
         let values = try await service.list(scope: scope, prefix: nil)
         let changed = state.withLock { state in
-            var loaded: [String: Entry] = [:]
-            for value in values { loaded[value.key] = Entry(resolved: value) }
+            var loaded: [String: ResolvedPreference] = [:]
+            for value in values where value.isSet { loaded[value.key] = value }
             var changed: [(ResolvedPreference, [@Sendable (ResolvedPreference) -> Void])] = []
             for key in Set(state.values.keys).union(loaded.keys) {
-                let old = state.values[key]?.resolved
-                let new = loaded[key]?.resolved ?? unset(key)
-                if old?.value != new.value || old?.source != new.source, let observers = state.observers[key] {
-                    changed.append((new, Array(observers.values)))
+                let old = state.values[key]
+                let new = loaded[key] ?? unset(key)
+                let observers = state.observers(of: key)
+                if old?.value != new.value || old?.source != new.source, !observers.isEmpty {
+                    changed.append((new, observers))
                 }
             }
             state.values = loaded
+            state.decoded = [:]
             return changed
         }
         for (resolved, observers) in changed {
@@ -89,17 +94,22 @@ public final class PreferenceMirror: Sendable {
 
     /// The effective value of `key` as last seen; `source: none` when it has none.
     public func resolved(_ key: String) -> ResolvedPreference {
-        state.withLock { state in state.values[key]?.resolved ?? unset(key) }
+        state.withLock { state in state.values[key] ?? unset(key) }
+    }
+
+    /// Every key's effective value as last seen, by key: the keys that have one.
+    public var values: [String: ResolvedPreference] {
+        state.withLock { $0.values }
     }
 
     /// The effective value of a typed key as last seen (its default when unset), with its source.
     public func value<Value>(of key: TypedKey<Value>) -> (value: Value, source: PreferenceSource) {
         state.withLock { state in
-            guard let entry = state.values[key.name] else { return (key.defaultValue, .none) }
-            if let decoded = entry.decoded as? Value { return (decoded, entry.resolved.source) }
-            let value = key.value(of: entry.resolved)
-            state.values[key.name]?.decoded = value
-            return (value, entry.resolved.source)
+            guard let resolved = state.values[key.name] else { return (key.defaultValue, .none) }
+            if let decoded = state.decoded[key.name] as? Value { return (decoded, resolved.source) }
+            let value = key.value(of: resolved)
+            state.decoded[key.name] = value
+            return (value, resolved.source)
         }
     }
 
@@ -114,6 +124,17 @@ public final class PreferenceMirror: Sendable {
     /// Calls `onChange` with the new effective value each time `key`'s changes. Keep the token:
     /// the observation ends when it is released.
     public func observe(_ key: String, onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
+        addObserver(of: key, onChange)
+    }
+
+    /// Calls `onChange` with the new effective value of each key whose changes, in the order the
+    /// changes are made; ``values`` holds the change by then. Keep the token: the observation
+    /// ends when it is released.
+    public func observeEveryKey(onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
+        addObserver(of: nil, onChange)
+    }
+
+    private func addObserver(of key: String?, _ onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
         let id = state.withLock { state in
             let id = state.nextObserver
             state.nextObserver += 1
@@ -130,8 +151,9 @@ public final class PreferenceMirror: Sendable {
         let resolved = ResolvedPreference(
             key: key, scope: scope, value: event.value ?? .null, source: event.source ?? .none, revision: event.revision)
         let observers = state.withLock { state in
-            state.values[key] = Entry(resolved: resolved)
-            return Array((state.observers[key] ?? [:]).values)
+            state.values[key] = resolved.isSet ? resolved : nil
+            state.decoded[key] = nil
+            return state.observers(of: key)
         }
         for observer in observers { observer(resolved) }
     }

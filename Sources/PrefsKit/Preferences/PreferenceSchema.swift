@@ -184,7 +184,7 @@ extension Double {
 
 extension String {
     /// At most 80 characters, for quoting a value inside an error message.
-    var truncatedForMessage: String {
+    package var truncatedForMessage: String {
         count <= 80 ? self : String(prefix(77)) + "..."
     }
 }
