@@ -81,7 +81,7 @@ if shell_present zsh; then
 fi
 if shell_present fish; then
     check "fish parses the fish completion" fish -n "$fish_completion"
-    check "it completes prefsctl's verbs" grep -q 'complete -c prefsctl.*drafts' "$fish_completion"
+    check "it completes prefsctl's verbs" grep -q "complete -c 'prefsctl'.* -fa 'drafts'" "$fish_completion"
 fi
 
 for page in prefsctl prefsd; do

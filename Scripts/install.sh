@@ -102,6 +102,11 @@ trap 'rm -rf "$staging"' EXIT
 for shell in bash zsh fish; do
     "$bin/prefsctl" --generate-completion-script "$shell" >"$staging/prefsctl.$shell"
 done
+# generate-manual writes a blank line between a discussion's paragraphs, which mdoc warns about:
+# its paragraph break is .Pp.
+for page in prefsd prefsctl; do
+    sed 's/^$/.Pp/' "$manuals/$page/$page.1" >"$staging/$page.1"
+done
 sed "s|^ExecStart=%h/.local/bin/prefsd |ExecStart=$prefix/bin/prefsd |" Scripts/prefsd.service >"$staging/prefsd.service"
 grep -q "^ExecStart=$prefix/bin/prefsd " "$staging/prefsd.service" || fail "Scripts/prefsd.service has no ExecStart line to point at $prefix/bin/prefsd"
 
@@ -114,6 +119,6 @@ put 755 "$bin/prefsctl" "$prefix/bin/prefsctl"
 put 644 "$staging/prefsctl.bash" "$prefix/share/bash-completion/completions/prefsctl"
 put 644 "$staging/prefsctl.zsh" "$prefix/share/zsh/site-functions/_prefsctl"
 put 644 "$staging/prefsctl.fish" "$prefix/share/fish/vendor_completions.d/prefsctl.fish"
-put 644 "$manuals/prefsctl/prefsctl.1" "$prefix/share/man/man1/prefsctl.1"
-put 644 "$manuals/prefsd/prefsd.1" "$prefix/share/man/man1/prefsd.1"
+put 644 "$staging/prefsctl.1" "$prefix/share/man/man1/prefsctl.1"
+put 644 "$staging/prefsd.1" "$prefix/share/man/man1/prefsd.1"
 put 644 "$staging/prefsd.service" "$unit_dir/prefsd.service"

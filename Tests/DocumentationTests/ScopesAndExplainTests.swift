@@ -33,12 +33,12 @@ import Testing
         do {
             try await prefs.set(\.fontSize, 12, scope: "/accounts/alice")
         } catch let error as PrefsError where error.code == .locked {
-            refusal = error                                      // names the lock, and how to remove it
+            refusal = error                                      // names the lock: /accounts
         }
         try await prefs.unlock("timeline.fontSize", scope: "/accounts")
         #expect(locked.value == 20)
         #expect(locked.source == .lock("/accounts"))
-        #expect(refusal?.message.contains("prefsctl unlock timeline.fontSize --scope /accounts") == true)
+        #expect(refusal?.message.contains("locked at /accounts") == true)
         #expect(try await prefs.resolve(\.fontSize, scope: "/accounts/alice").value == 16)
 
         let inner = try await withPrefs(prefs, scope: "/accounts/alice") {
