@@ -62,6 +62,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var closing = false
     /// The watch the connection streams, once it streams one.
     private var feed: (any WatchFeed)?
+    /// The last answer written to a `GET` that kept the connection open, to write again as it is.
+    private var lastWritten: WrittenAnswer?
 
     /// Answers what `api` answers, taking bodies up to `maximumBodyBytes`, counting connections
     /// per loop in `occupancy`.
@@ -274,10 +276,16 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes a whole answer (its head only, for `HEAD`).
     private func send(_ answer: Answer, body: ByteBuffer, for head: PlainHead, context: ChannelHandlerContext) {
-        let bytes = AnswerEncoding.encoded(
-            answer, bytes: body, headOnly: head.method == .head, close: head.connection.close,
-            allocator: context.channel.allocator)
-        context.write(NIOAny(bytes), promise: nil)
+        guard head.method == .get, !head.connection.close else {
+            let bytes = AnswerEncoding.encoded(
+                answer, bytes: body, headOnly: head.method == .head, close: head.connection.close,
+                allocator: context.channel.allocator)
+            return context.write(NIOAny(bytes), promise: nil)
+        }
+        if lastWritten?.answers(answer, body: body) != true {
+            lastWritten = WrittenAnswer(answer, body: body, allocator: context.channel.allocator)
+        }
+        context.write(NIOAny(lastWritten!.bytes), promise: nil)
     }
 
     /// Sends a file as the engine reads it, a chunk at a time, each once the one before is

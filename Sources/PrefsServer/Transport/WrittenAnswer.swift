@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import HTTPTypes
+import NIOCore
+
+/// The last whole answer a connection wrote to a `GET` that kept the connection open, with its
+/// bytes, kept for the rest of that second: a client that reads the same preference again and
+/// again between changes (the memo hands it the same answer) is sent the same bytes, encoded
+/// once — the `Date` header is the only part that changes, once a second.
+struct WrittenAnswer {
+    private let status: HTTPResponse.Status
+    private let fields: [HTTPField]
+    private let body: ByteBuffer
+    /// The second (`time()`) the bytes were encoded in.
+    private let second: Int
+    /// The whole answer as written.
+    let bytes: ByteBuffer
+
+    /// `answer` with `body`, encoded (``AnswerEncoding``) for a `GET` on a connection that stays open.
+    init(_ answer: Answer, body: ByteBuffer, allocator: ByteBufferAllocator) {
+        status = answer.status
+        fields = answer.fields
+        self.body = body
+        second = time(nil)
+        bytes = AnswerEncoding.encoded(answer, bytes: body, headOnly: false, close: false, allocator: allocator)
+    }
+
+    /// Whether these bytes answer `answer` with `body` now: the same answer, in the same second.
+    func answers(_ answer: Answer, body: ByteBuffer) -> Bool {
+        self.body == body && status == answer.status && fields == answer.fields && second == time(nil)
+    }
+}
