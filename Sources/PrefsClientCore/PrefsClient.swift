@@ -83,14 +83,17 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path], body: value.canonicalData)
+    public func set(_ key: String, to value: JSONValue, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call(
+            "PUT", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path], body: value.canonicalData,
+            headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
-    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+    public func reset(_ key: String, scope: ScopePath, recursive: Bool, ifRevision: Revision?) async throws -> WriteResult {
         try await call(
-            "DELETE", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
+            "DELETE", "/v1/prefs/\(try Self.pathKey(key))", query: ["scope": scope.path, "recursive": recursive ? "1" : nil],
+            headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
@@ -99,13 +102,13 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
+    public func lock(_ key: String, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call("PUT", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path], headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
-    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
-        try await call("DELETE", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path])
+    public func unlock(_ key: String, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call("DELETE", "/v1/locks/\(try Self.pathKey(key))", query: ["scope": scope.path], headers: Self.ifMatch(ifRevision))
     }
 
     public func schemas() async throws -> [String: PreferenceSchema] {
@@ -161,6 +164,11 @@ public final class PrefsClient: PrefsService {
     /// The API's encoder (``WireJSON``); answers are decoded with ``WireJSON/decode(_:from:)``,
     /// every number exactly.
     static let encoder = WireJSON.encoder()
+
+    /// The `If-Match` header naming the revision a change is based on, if any.
+    static func ifMatch(_ revision: Revision?) -> [(String, String)] {
+        revision.map { [("If-Match", "\"\($0)\"")] } ?? []
+    }
 
     /// Sends one request and decodes its answer, or throws the error it carries.
     func call<Answer: Decodable>(

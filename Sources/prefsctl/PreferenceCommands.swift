@@ -71,7 +71,7 @@ struct GetCommand: DaemonCommand {
     }
 }
 
-/// `prefsctl set KEY VALUE [--scope S]`
+/// `prefsctl set KEY VALUE [--scope S] [--if-revision N]`
 struct SetCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Set a key's value at a scope (VALUE is JSON if it parses, else a string).")
@@ -79,6 +79,7 @@ struct SetCommand: DaemonCommand {
     @Argument(help: "The key.") var key: String
     @Argument(help: "The value: 15, true, '\"text\"', '[\"a\"]', or bare text.") var value: String
     @Option(help: "The scope to set it at.") var scope = "/"
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -86,12 +87,13 @@ struct SetCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.set(key, to: JSONValue(commandLine: value), scope: try parseScope(scope))
+        let result = try await service.set(
+            key, to: JSONValue(commandLine: value), scope: try parseScope(scope), ifRevision: revision.ifRevision)
         if global.json { Output.json(result) }
     }
 }
 
-/// `prefsctl reset KEY [--scope S] [--recursive]`
+/// `prefsctl reset KEY [--scope S] [--recursive] [--if-revision N]`
 struct ResetCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "reset", abstract: "Remove a key's value at a scope (and below it, with --recursive).")
@@ -99,6 +101,7 @@ struct ResetCommand: DaemonCommand {
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope to remove it from.") var scope = "/"
     @Flag(help: "Also remove the values set at every scope below.") var recursive = false
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -106,7 +109,8 @@ struct ResetCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.reset(key, scope: try parseScope(scope), recursive: recursive)
+        let result = try await service.reset(
+            key, scope: try parseScope(scope), recursive: recursive, ifRevision: revision.ifRevision)
         if global.json { return Output.json(result) }
         if result.removed == 0 {
             print("nothing to reset: '\(key)' has no value at \(scope)\(recursive ? " or below" : "")")
@@ -137,13 +141,14 @@ struct ListCommand: DaemonCommand {
     }
 }
 
-/// `prefsctl lock KEY --scope S`
+/// `prefsctl lock KEY --scope S [--if-revision N]`
 struct LockCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock", abstract: "Lock a key at a scope: it keeps that scope's value there and below.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope to lock it at.") var scope: String
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -151,18 +156,19 @@ struct LockCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.lock(key, scope: try parseScope(scope))
+        let result = try await service.lock(key, scope: try parseScope(scope), ifRevision: revision.ifRevision)
         if global.json { Output.json(result) }
     }
 }
 
-/// `prefsctl unlock KEY --scope S`
+/// `prefsctl unlock KEY --scope S [--if-revision N]`
 struct UnlockCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock", abstract: "Remove a lock (nothing to do, and exit 0, if there is none).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope it is locked at.") var scope: String
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -175,7 +181,7 @@ struct UnlockCommand: DaemonCommand {
     func execute(_ service: any PrefsService) async throws {
         let result: WriteResult
         do {
-            result = try await service.unlock(key, scope: try parseScope(scope))
+            result = try await service.unlock(key, scope: try parseScope(scope), ifRevision: revision.ifRevision)
         } catch let error as PrefsError where error.code == .notFound {
             result = WriteResult(revision: try await service.status().revision, removed: 0)
         }

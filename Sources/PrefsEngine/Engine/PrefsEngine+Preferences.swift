@@ -2,13 +2,15 @@ import PrefsKit
 
 extension PrefsEngine {
     @discardableResult
-    public func set(_ key: String, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
+    public func set(_ key: String, to value: JSONValue, scope: ScopePath, ifRevision: Revision?) async throws
+        -> WriteResult
+    {
         try KeyName.validate(key)
-        return try await write(Self.setting(key, to: value, scope: scope))
+        return try await write(Self.setting(key, to: value, scope: scope, ifRevision: ifRevision))
     }
 
     package func set(
-        _ key: String, to value: JSONValue, scope: ScopePath, committingHere: Bool,
+        _ key: String, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
@@ -17,20 +19,24 @@ extension PrefsEngine {
         } catch {
             return completion(.failure(error))
         }
-        writer.submit(Self.setting(key, to: value, scope: scope), leadingHere: committingHere, completion: completion)
+        writer.submit(Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), leadingHere: committingHere, completion: completion)
     }
 
     /// The write request of a `set`.
-    private static func setting(_ key: String, to value: JSONValue, scope: ScopePath)
+    private static func setting(_ key: String, to value: JSONValue, scope: ScopePath, ifRevision: Revision?)
         -> @Sendable (WriteBatch) throws -> WriteResult
     {
-        { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) }
+        { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
+            return WriteResult(revision: try context.setValue(key, to: value, scope: scope))
+        }
     }
 
     @discardableResult
-    public func reset(_ key: String, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+    public func reset(_ key: String, scope: ScopePath, recursive: Bool, ifRevision: Revision?) async throws -> WriteResult {
         try KeyName.validate(key)
         return try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             let removed = try context.resetValue(key, scope: scope, recursive: recursive)
             return WriteResult(revision: context.revision, removed: removed)
         }
@@ -47,18 +53,20 @@ extension PrefsEngine {
     }
 
     @discardableResult
-    public func lock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+    public func lock(_ key: String, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
         try KeyName.validate(key)
         return try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             try context.lock(key, scope: scope)
             return WriteResult(revision: context.revision)
         }
     }
 
     @discardableResult
-    public func unlock(_ key: String, scope: ScopePath) async throws -> WriteResult {
+    public func unlock(_ key: String, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
         try KeyName.validate(key)
         return try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             let removed = try context.unlock(key, scope: scope)
             return WriteResult(revision: context.revision, removed: removed)
         }

@@ -183,16 +183,24 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
 
     /// Resolves from the cache, synchronously: no SQL, no suspension.
     package func resolveNow(_ key: String, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+        resolveNowWithRevision(key, scope: scope, explain: explain).resolved
+    }
+
+    package func resolveNowWithRevision(_ key: String, scope: ScopePath, explain: Bool)
+        -> (resolved: ResolvedPreference, revisionHere: Revision)
+    {
         let override = configuration.overrides[key]
         if !explain, override == nil {
-            let (effective, revision) = cache.effectiveValue(of: key, at: scope)
-            return ResolvedPreference(
+            let (effective, revisionHere, revision) = cache.effectiveValue(of: key, at: scope)
+            let resolved = ResolvedPreference(
                 key: key, scope: scope, value: effective.value ?? .null, source: effective.source, revision: revision)
+            return (resolved, revisionHere)
         }
         return cache.read { snapshot in
-            PreferenceResolver.resolve(
-                key: key, at: scope, state: snapshot.keys[key], override: override, revision: snapshot.revision,
-                explain: explain)
+            let state = snapshot.keys[key]
+            let resolved = PreferenceResolver.resolve(
+                key: key, at: scope, state: state, override: override, revision: snapshot.revision, explain: explain)
+            return (resolved, state?.revision(at: scope) ?? 0)
         }
     }
 

@@ -55,6 +55,16 @@ extension WriteBatch {
         return 1
     }
 
+    /// Throws `stale_revision` unless `expected` is nil or `key`'s revision at `scope` as this
+    /// batch sees it (``KeyState/revision(at:)``). Inside the transaction, before the write, so
+    /// that no other write — on any host — can come between the check and the change.
+    func checkRevision(_ expected: Revision?, of key: String, at scope: ScopePath) throws {
+        guard let expected else { return }
+        let state = state(of: key)
+        guard state?.revision(at: scope) ?? 0 != expected else { return }
+        throw PrefsError.staleRevision(expected: expected, current: ScopedPreference(key: key, scope: scope, state: state))
+    }
+
     /// Registers `schema` for `key`, refusing it if a value stored for the key breaks it.
     func register(_ schema: PreferenceSchema, for key: String) throws {
         try KeyName.validate(key)
