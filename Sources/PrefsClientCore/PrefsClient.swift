@@ -31,6 +31,13 @@ public final class PrefsClient: PrefsService {
         try await call("GET", "/v1/status")
     }
 
+    /// The daemon's metrics in Prometheus' text format (`GET /v1/metrics`).
+    public func metricsText() async throws -> String {
+        let response = try await transport.send(HTTPRequestSpec(method: "GET", target: "/v1/metrics"))
+        guard response.status == 200 else { throw Self.error(status: response.status, body: response.body) }
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
     /// Asks the daemon to answer once it has taken in `revision` (`GET /v1/status?minRevision=`).
     public func waitForRevision(_ revision: Revision) async throws {
         let _: ServiceStatus = try await call("GET", "/v1/status", query: ["minRevision": String(revision)])

@@ -1,19 +1,28 @@
 import ArgumentParser
 import Foundation
+import PrefsClientCore
 import PrefsKit
 
 /// `prefsctl status`
-struct StatusCommand: DaemonCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the daemon's version, database, revision and counts.")
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the daemon's version, database, revision, counts and main metrics.")
     @OptionGroup var global: GlobalOptions
 
-    func execute(_ service: any PrefsService) async throws {
-        let status = try await service.status()
-        if global.json { return Output.json(status) }
+    mutating func run() async throws {
+        let (json, socket) = (global.json, global.socketPath)
+        try await global.run { client in try await Self.show(client, json: json, socket: socket) }
+    }
+
+    /// Prints the status, and the main figures of the daemon's metrics.
+    private static func show(_ client: PrefsClient, json: Bool, socket: String) async throws {
+        let status = try await client.status()
+        if json { return Output.json(status) }
+        let figures = MetricsFigures(text: try await client.metricsText())
         Output.table([
             ["version", status.version],
             ["database", status.database],
-            ["socket", global.socketPath],
+            ["socket", socket],
             ["pid", String(status.pid)],
             ["revision", String(status.revision)],
             ["oldest revision", String(status.oldestRevision)],
@@ -24,6 +33,16 @@ struct StatusCommand: DaemonCommand {
             ["schemas", String(status.counts.schemas)],
             ["overrides", String(status.counts.overrides)],
             ["watchers", String(status.counts.watchers)],
+            ["requests", figures.count("prefsd_requests_total")],
+            ["request latency, mean", figures.mean("prefsd_request_duration_seconds", scale: 1000, unit: " ms")],
+            ["commits", figures.count("prefsd_commits_total")],
+            ["requests per commit, mean", figures.mean("prefsd_commit_batch_requests")],
+            ["commit sync, mean", figures.mean("prefsd_commit_seconds", scale: 1000, unit: " ms")],
+            ["watch events sent", figures.count("prefsd_watch_events_total")],
+            ["watches overflowed", figures.count("prefsd_watch_overflows_total")],
+            ["watches compacted", figures.count("prefsd_watch_compacted_total")],
+            ["change log", figures.count("prefsd_change_log_changes") + " changes"],
+            ["revisions behind the database", figures.count("prefsd_revisions_behind")],
         ])
     }
 }

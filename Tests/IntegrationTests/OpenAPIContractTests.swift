@@ -24,7 +24,7 @@ import Testing
     /// `{draft}`, an attachment's `{attachment}`). The document must hold exactly these
     /// operations: adding a route means adding it here and documenting it.
     static let implementedRoutes: Set<String> = [
-        "GET /v1/status",
+        "GET /v1/status", "GET /v1/metrics",
         "GET /v1/prefs/{key}", "PUT /v1/prefs/{key}", "DELETE /v1/prefs/{key}",
         "GET /v1/prefs",
         "POST /v1/prefs:batch",
@@ -665,6 +665,9 @@ extension OpenAPIContractTests {
         let unknown = unknownID
         return [
             Probe("GET", "/v1/status", expect: 200, "status"),
+            Probe(
+                "GET", "/v1/metrics", expect: 200, "metrics",
+                check: { body in #expect(String(decoding: body, as: UTF8.self).contains("# TYPE prefsd_requests_total counter")) }),
 
             Probe(
                 "GET", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/alice/threads/42"), ("explain", "1")],

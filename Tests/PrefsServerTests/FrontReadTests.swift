@@ -21,7 +21,9 @@ struct Serving {
     let limits: ServerLimits
 
     init(_ store: EmbeddedStore, limits: ServerLimits = ServerLimits()) {
-        api = API(engine: store, limits: limits, logger: Logger(label: "test"))
+        api = API(
+            engine: store, limits: limits, metrics: PrefsMetrics.factory(),
+            logger: Logger(label: "test"))
         self.limits = limits
     }
 

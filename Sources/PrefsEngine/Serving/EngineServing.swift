@@ -21,6 +21,9 @@ package protocol EngineServing: PrefsService {
         _ key: String, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
 
+    /// Brings the engine's gauges up to date, before its metrics are read.
+    func refreshMetrics() async
+
     /// Subscribes `request` now, or throws why it cannot be (an invalid key, a `since` already
     /// compacted, too many watches open, the engine closing).
     func openWatchFeed(_ request: WatchRequest) throws -> any WatchFeed

@@ -23,6 +23,8 @@ struct EndpointRequest: Sendable {
     /// Whether a write may commit on the thread that carries the request: the connection is
     /// alone on its event loop (``EventLoopOccupancy``), so a commit there holds back no other.
     var commitsHere = false
+    /// When the request was taken in: its latency is counted from here.
+    let received = ContinuousClock.now
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
