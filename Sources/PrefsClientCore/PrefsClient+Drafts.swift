@@ -85,11 +85,6 @@ extension PrefsClient {
     private static func path(of attachment: UUID, of draft: UUID) -> String {
         path(of: draft) + "/attachments/\(attachment.uuidString)"
     }
-
-    /// The `If-Match` header naming the revision a change is based on, if any.
-    private static func ifMatch(_ revision: Int64?) -> [(String, String)] {
-        revision.map { [("If-Match", "\"\($0)\"")] } ?? []
-    }
 }
 
 /// The answer of `GET /v1/drafts` and `GET /v1/threads/{id}`.

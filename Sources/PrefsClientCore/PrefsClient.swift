@@ -31,6 +31,13 @@ public final class PrefsClient: PrefsService {
         try await call("GET", "/v1/status")
     }
 
+    /// The daemon's metrics in Prometheus' text format (`GET /v1/metrics`).
+    public func metricsText() async throws -> String {
+        let response = try await transport.send(HTTPRequestSpec(method: "GET", target: "/v1/metrics"))
+        guard response.status == 200 else { throw Self.error(status: response.status, body: response.body) }
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
     /// Asks the daemon to answer once it has taken in `revision` (`GET /v1/status?minRevision=`).
     public func waitForRevision(_ revision: Revision) async throws {
         let _: ServiceStatus = try await call("GET", "/v1/status", query: ["minRevision": String(revision)])
@@ -83,14 +90,17 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/prefs/\(key)", query: ["scope": scope.path], body: value.canonicalData)
+    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call(
+            "PUT", "/v1/prefs/\(key)", query: ["scope": scope.path], body: value.canonicalData,
+            headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
-    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool, ifRevision: Revision?) async throws -> WriteResult {
         try await call(
-            "DELETE", "/v1/prefs/\(key)", query: ["scope": scope.path, "recursive": recursive ? "1" : nil])
+            "DELETE", "/v1/prefs/\(key)", query: ["scope": scope.path, "recursive": recursive ? "1" : nil],
+            headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
@@ -99,13 +109,13 @@ public final class PrefsClient: PrefsService {
     }
 
     @discardableResult
-    public func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
-        try await call("PUT", "/v1/locks/\(key)", query: ["scope": scope.path])
+    public func lock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call("PUT", "/v1/locks/\(key)", query: ["scope": scope.path], headers: Self.ifMatch(ifRevision))
     }
 
     @discardableResult
-    public func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
-        try await call("DELETE", "/v1/locks/\(key)", query: ["scope": scope.path])
+    public func unlock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
+        try await call("DELETE", "/v1/locks/\(key)", query: ["scope": scope.path], headers: Self.ifMatch(ifRevision))
     }
 
     public func schemas() async throws -> [String: PreferenceSchema] {
@@ -161,6 +171,11 @@ public final class PrefsClient: PrefsService {
     /// The API's encoder (``WireJSON``); answers are decoded with ``WireJSON/decode(_:from:)``,
     /// every number exactly.
     static let encoder = WireJSON.encoder()
+
+    /// The `If-Match` header naming the revision a change is based on, if any.
+    static func ifMatch(_ revision: Revision?) -> [(String, String)] {
+        revision.map { [("If-Match", "\"\($0)\"")] } ?? []
+    }
 
     /// Sends one request and decodes its answer, or throws the error it carries.
     func call<Answer: Decodable>(

@@ -1,19 +1,28 @@
 import ArgumentParser
 import Foundation
+import PrefsClientCore
 import PrefsKit
 
 /// `prefsctl status`
-struct StatusCommand: DaemonCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the daemon's version, database, revision and counts.")
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show the daemon's version, database, revision, counts and main metrics.")
     @OptionGroup var global: GlobalOptions
 
-    func execute(_ service: any PrefsService) async throws {
-        let status = try await service.status()
-        if global.json { return Output.json(status) }
+    mutating func run() async throws {
+        let (json, socket) = (global.json, global.socketPath)
+        try await global.run { client in try await Self.show(client, json: json, socket: socket) }
+    }
+
+    /// Prints the status, and the main figures of the daemon's metrics.
+    private static func show(_ client: PrefsClient, json: Bool, socket: String) async throws {
+        let status = try await client.status()
+        if json { return Output.json(status) }
+        let figures = MetricsFigures(text: try await client.metricsText())
         Output.table([
             ["version", status.version],
             ["database", status.database],
-            ["socket", global.socketPath],
+            ["socket", socket],
             ["pid", String(status.pid)],
             ["revision", String(status.revision)],
             ["oldest revision", String(status.oldestRevision)],
@@ -24,6 +33,16 @@ struct StatusCommand: DaemonCommand {
             ["schemas", String(status.counts.schemas)],
             ["overrides", String(status.counts.overrides)],
             ["watchers", String(status.counts.watchers)],
+            ["requests", figures.count("prefsd_requests_total")],
+            ["request latency, mean", figures.mean("prefsd_request_duration_seconds", scale: 1000, unit: " ms")],
+            ["commits", figures.count("prefsd_commits_total")],
+            ["requests per commit, mean", figures.mean("prefsd_commit_batch_requests")],
+            ["commit sync, mean", figures.mean("prefsd_commit_seconds", scale: 1000, unit: " ms")],
+            ["watch events sent", figures.count("prefsd_watch_events_total")],
+            ["watches overflowed", figures.count("prefsd_watch_overflows_total")],
+            ["watches compacted", figures.count("prefsd_watch_compacted_total")],
+            ["change log", figures.count("prefsd_change_log_changes") + " changes"],
+            ["revisions behind the database", figures.count("prefsd_revisions_behind")],
         ])
     }
 }
@@ -71,7 +90,7 @@ struct GetCommand: DaemonCommand {
     }
 }
 
-/// `prefsctl set KEY VALUE [--scope S]`
+/// `prefsctl set KEY VALUE [--scope S] [--if-revision N]`
 struct SetCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Set a key's value at a scope (VALUE is JSON if it parses, else a string).")
@@ -79,6 +98,7 @@ struct SetCommand: DaemonCommand {
     @Argument(help: "The key.") var key: String
     @Argument(help: "The value: 15, true, '\"text\"', '[\"a\"]', or bare text.") var value: String
     @Option(help: "The scope to set it at.") var scope = "/"
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -86,12 +106,13 @@ struct SetCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.set(key, to: JSONValue(commandLine: value), scope: try parseScope(scope))
+        let result = try await service.set(
+            key, to: JSONValue(commandLine: value), scope: try parseScope(scope), ifRevision: revision.ifRevision)
         if global.json { Output.json(result) }
     }
 }
 
-/// `prefsctl reset KEY [--scope S] [--recursive]`
+/// `prefsctl reset KEY [--scope S] [--recursive] [--if-revision N]`
 struct ResetCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "reset", abstract: "Remove a key's value at a scope (and below it, with --recursive).")
@@ -99,6 +120,7 @@ struct ResetCommand: DaemonCommand {
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope to remove it from.") var scope = "/"
     @Flag(help: "Also remove the values set at every scope below.") var recursive = false
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -106,7 +128,8 @@ struct ResetCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.reset(key, scope: try parseScope(scope), recursive: recursive)
+        let result = try await service.reset(
+            key, scope: try parseScope(scope), recursive: recursive, ifRevision: revision.ifRevision)
         if global.json { return Output.json(result) }
         if result.removed == 0 {
             print("nothing to reset: '\(key)' has no value at \(scope)\(recursive ? " or below" : "")")
@@ -137,13 +160,14 @@ struct ListCommand: DaemonCommand {
     }
 }
 
-/// `prefsctl lock KEY --scope S`
+/// `prefsctl lock KEY --scope S [--if-revision N]`
 struct LockCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "lock", abstract: "Lock a key at a scope: it keeps that scope's value there and below.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope to lock it at.") var scope: String
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -151,18 +175,19 @@ struct LockCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let result = try await service.lock(key, scope: try parseScope(scope))
+        let result = try await service.lock(key, scope: try parseScope(scope), ifRevision: revision.ifRevision)
         if global.json { Output.json(result) }
     }
 }
 
-/// `prefsctl unlock KEY --scope S`
+/// `prefsctl unlock KEY --scope S [--if-revision N]`
 struct UnlockCommand: DaemonCommand {
     static let configuration = CommandConfiguration(
         commandName: "unlock", abstract: "Remove a lock (nothing to do, and exit 0, if there is none).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "The scope it is locked at.") var scope: String
+    @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
         try checkKey(key)
@@ -175,7 +200,7 @@ struct UnlockCommand: DaemonCommand {
     func execute(_ service: any PrefsService) async throws {
         let result: WriteResult
         do {
-            result = try await service.unlock(key, scope: try parseScope(scope))
+            result = try await service.unlock(key, scope: try parseScope(scope), ifRevision: revision.ifRevision)
         } catch let error as PrefsError where error.code == .notFound {
             result = WriteResult(revision: try await service.status().revision, removed: 0)
         }

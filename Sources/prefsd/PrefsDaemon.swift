@@ -6,10 +6,12 @@ import Musl
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 import PrefsKit
 import PrefsPostgres
 import PrefsServer
 import PrefsStore
+import Prometheus
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -115,6 +117,10 @@ struct PrefsDaemon: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "prefsd")
+        // One registry for the process: the engine's and the server's metrics, and any library's
+        // that uses the process's MetricsSystem, all answered by GET /v1/metrics.
+        let metrics = PrefsMetrics.factory()
+        MetricsSystem.bootstrap(metrics)
         // Everything prefsd creates (database, socket) is for its user only.
         umask(0o077)
 
@@ -122,15 +128,18 @@ struct PrefsDaemon: AsyncParsableCommand {
         let socketPath = socket ?? paths.socket
         do {
             let listener = try tcpListener()
-            let configuration = try storeConfiguration()
+            var configuration = try storeConfiguration()
+            configuration.metricsFactory = metrics
             if let postgres {
                 let store = try await PostgresStore(
                     url: postgres, passwordFile: postgresPasswordFile, configuration: configuration, logger: logger)
-                try await serve(store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, logger: logger)
+                try await serve(
+                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, metrics: metrics, logger: logger)
             } else {
                 let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
                 let store = try EmbeddedStore(path: databasePath, configuration: configuration)
-                try await serve(store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, logger: logger)
+                try await serve(
+                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, metrics: metrics, logger: logger)
             }
         } catch let error as PrefsError {
             logger.error("prefsd cannot start: \(error.message)")
@@ -140,14 +149,15 @@ struct PrefsDaemon: AsyncParsableCommand {
 
     /// Registers the schema files, then serves `store` until SIGTERM or SIGINT, and closes it.
     private func serve<Storage: PrefsStorage>(
-        _ store: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool, listener: TCPListener?, logger: Logger
+        _ store: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool, listener: TCPListener?,
+        metrics: PrometheusMetricsFactory, logger: Logger
     ) async throws {
         for file in schemaFiles {
             try await store.register(schemas: try SchemaFile.read(file))
         }
         let server = try PrefsHTTPServer(
             engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
-            limits: ServerLimits(maximumValueBytes: maxValueBytes), logger: logger,
+            limits: ServerLimits(maximumValueBytes: maxValueBytes), metrics: metrics, logger: logger,
             onReady: {
                 StartupPages.release()
                 // Counted once serving: counting walks every key, which need not delay it.

@@ -23,6 +23,12 @@ import Testing
         "GET /v1/prefs?scope=/accounts/al@ice HTTP/1.1\r\nHost: t\r\n\r\n",
         "GET /v1/status?minRevision=abc HTTP/1.1\r\nHost: t\r\n\r\n",
         "GET /v1/drafts/not-a-uuid HTTP/1.1\r\nHost: t\r\n\r\n",
+        // Conditional writes: the key's revision at /accounts is the lock's (4), at /other 0.
+        "GET /v1/prefs/k.v?scope=/accounts HTTP/1.1\r\nHost: t\r\n\r\n",
+        "PUT /v1/prefs/k.v?scope=/other HTTP/1.1\r\nHost: t\r\nIf-Match: \"1\"\r\nContent-Length: 1\r\n\r\n8",
+        "PUT /v1/prefs/k.v?scope=/other HTTP/1.1\r\nHost: t\r\nIf-Match: 0\r\nContent-Length: 1\r\n\r\n8",
+        "DELETE /v1/locks/k.v?scope=/accounts HTTP/1.1\r\nHost: t\r\nIf-Match: W/\"4\"\r\n\r\n",
+        "DELETE /v1/locks/k.v?scope=/accounts HTTP/1.1\r\nHost: t\r\nIf-Match: \"4\"\r\n\r\n",
     ]
 
     /// An answer as compared: everything but the `Date` value, which changes every second, and
@@ -60,5 +66,11 @@ import Testing
         #expect(front[8].hasPrefix("HTTP/1.1 405") && front[8].contains("allow: GET, PUT, DELETE, HEAD"))
         #expect(front[12].hasPrefix("HTTP/1.1 400"))
         #expect(front[13].hasPrefix("HTTP/1.1 400"))
+        #expect(front[0].contains("etag: \"0\""), "nothing set or locked at the scope itself")
+        #expect(front[14].hasPrefix("HTTP/1.1 200") && front[14].contains("etag: \"4\""))
+        #expect(front[15].hasPrefix("HTTP/1.1 412") && front[15].contains(#""currentPreference":{"key":"k.v","locked":false,"revision":0"#))
+        #expect(front[16].hasPrefix("HTTP/1.1 200") && front[16].contains(#""revision":5"#))
+        #expect(front[17].hasPrefix("HTTP/1.1 400") && front[17].contains("invalid_request"))
+        #expect(front[18].hasPrefix("HTTP/1.1 200") && front[18].contains(#""removed":1"#))
     }
 }

@@ -128,6 +128,43 @@ struct MultiHostTests {
         }
     }
 
+    @Test("Two hosts racing with the same If-Match: exactly one wins each time, the other gets 412 with the winner's revision")
+    func conditionalWritesRaceAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let clients = hosts.map(\.client)
+            for round in 0..<20 {
+                let base = try await clients[0].set("multi.k0", to: .string("base-\(round)"), scope: "/accounts/a")
+                // Every other round the second host may not have taken the base in yet: the check
+                // is made in the write's transaction, after the database's newest changes.
+                if round.isMultiple(of: 2) { try await clients[1].waitForRevision(base.revision) }
+                let outcomes = try await withThrowingTaskGroup(of: Result<WriteResult, PrefsError>.self) { group in
+                    for (index, client) in clients.enumerated() {
+                        group.addTask {
+                            do {
+                                return .success(
+                                    try await client.set(
+                                        "multi.k0", to: .string("h\(index)-\(round)"), scope: "/accounts/a", ifRevision: base.revision))
+                            } catch let error as PrefsError {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                let won = outcomes.compactMap { try? $0.get() }
+                let lost = outcomes.compactMap { outcome -> PrefsError? in
+                    if case .failure(let error) = outcome { return error }
+                    return nil
+                }
+                #expect(won.count == 1 && lost.count == 1, "round \(round): \(outcomes)")
+                #expect(lost.first?.code == .staleRevision, "round \(round)")
+                #expect(lost.first?.currentPreference?.revision == won.first?.revision, "round \(round): the winner's revision")
+                #expect(won.first?.revision == base.revision + 1, "round \(round): one change, no other")
+            }
+        }
+    }
+
     @Test("A watcher that moves to another host with since= misses nothing and sees nothing twice")
     func aWatcherMovesHosts() async throws {
         try await withPostgresDatabase { database in

@@ -24,7 +24,7 @@ import Testing
     /// `{draft}`, an attachment's `{attachment}`). The document must hold exactly these
     /// operations: adding a route means adding it here and documenting it.
     static let implementedRoutes: Set<String> = [
-        "GET /v1/status",
+        "GET /v1/status", "GET /v1/metrics",
         "GET /v1/prefs/{key}", "PUT /v1/prefs/{key}", "DELETE /v1/prefs/{key}",
         "GET /v1/prefs",
         "POST /v1/prefs:batch",
@@ -260,7 +260,13 @@ import Testing
         let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
         let ahead = ErrorBody(PrefsError.ahead(since: 40, newest: 30))
         let behind = ErrorBody(PrefsError.behind(revision: 40, applied: 38))
-        try checkEvery([compacted, stale, ahead], as: "Error")
+        let staleKey = ErrorBody(
+            PrefsError.staleRevision(
+                expected: 3,
+                current: ScopedPreference(
+                    key: "a.b", scope: "/x", state: KeyState(values: ["/x": StoredValue(value: 1, revision: 7)], locks: ["/x": 8]))))
+        try checkEvery([compacted, stale, ahead, staleKey], as: "Error")
+        try checkEvery([try #require(staleKey.currentPreference), ScopedPreference(key: "a.b", scope: "/y", state: nil)], as: "ScopedPreference")
         let locked = ErrorBody(PrefsError(.locked, "Locked.", lock: PreferenceLock(key: "a.b", scope: "/accounts")))
         try checkEvery([compacted.error, stale.error, ahead.error, behind.error, locked.error], as: "ErrorDetail")
 
@@ -360,12 +366,16 @@ import Testing
                 #expect(error?.error.code.isEmpty == false, "\(label): the error has no code")
                 if let code = probe.expectedCode { #expect(error?.error.code == code, "\(label): \(text)") }
                 if answer.status == 410 { #expect(error?.error.oldestRevision != nil, "\(label): no oldestRevision") }
-                if answer.status == 412 {
+                if answer.status == 412, let key = probe.pathParameters["key"] {
+                    #expect(error?.currentPreference?.key == key, "\(label): 412 without the key as it is now: \(text)")
+                    #expect(error?.current == nil, "\(label): a preference's 412 carries no draft")
+                } else if answer.status == 412 {
                     #expect(
                         error?.current?.id.uuidString.lowercased() == probe.pathParameters["draft"]?.lowercased(),
                         "\(label): 412 without the current draft: \(text)")
                 } else {
                     #expect(error?.current == nil, "\(label): only a 412 carries `current`")
+                    #expect(error?.currentPreference == nil, "\(label): only a 412 carries `currentPreference`")
                 }
                 if let json = try? JSONSerialization.jsonObject(with: answer.body) {
                     let problems = document.problems(in: json, as: "Error", at: "Error")
@@ -655,6 +665,9 @@ extension OpenAPIContractTests {
         let unknown = unknownID
         return [
             Probe("GET", "/v1/status", expect: 200, "status"),
+            Probe(
+                "GET", "/v1/metrics", expect: 200, "metrics",
+                check: { body in #expect(String(decoding: body, as: UTF8.self).contains("# TYPE prefsd_requests_total counter")) }),
 
             Probe(
                 "GET", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/alice/threads/42"), ("explain", "1")],
@@ -668,6 +681,23 @@ extension OpenAPIContractTests {
             Probe("GET", "/v1/prefs/{key}", key: "locked.key", query: [("scope", "/a/b"), ("explain", "")], expect: 200, "locked"),
 
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], body: "7", expect: 200, "set"),
+            // The set above is the newest change, so the store's revision is the key's there.
+            Probe(
+                "PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], headers: [("If-Match", "$revision")],
+                body: "8", expect: 200, "If-Match of the key's revision there"),
+            Probe(
+                "PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], headers: [("If-Match", "1")], body: "9",
+                expect: 412, code: "stale_revision", "stale If-Match"),
+            Probe(
+                "PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], headers: [("If-Match", "0")], body: "9",
+                expect: 412, code: "stale_revision", "If-Match 0 where a value is set"),
+            Probe(
+                "PUT", "/v1/prefs/{key}", key: "created.once", headers: [("If-Match", "0")], body: "1", expect: 200,
+                "If-Match 0 where nothing is set: create only"),
+            Probe(
+                "DELETE", "/v1/prefs/{key}", key: "created.once", headers: [("If-Match", "\"1\"")], expect: 412,
+                code: "stale_revision", "stale If-Match"),
+            Probe("DELETE", "/v1/prefs/{key}", key: "created.once", headers: [("If-Match", "*")], expect: 200, "If-Match *"),
             Probe("PUT", "/v1/prefs/{key}", key: "locked.key", query: [("scope", "/a/b")], body: "2", expect: 409, code: "locked", "below a lock"),
             Probe("PUT", "/v1/prefs/{key}", key: "big.value", body: big, expect: 413, code: "too_large", "over --max-value-bytes"),
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", body: "11", expect: 400, code: "invalid_value", "breaks the schema"),
@@ -709,6 +739,12 @@ extension OpenAPIContractTests {
                 expect: 400, code: "invalid_value", "a set of null"),
 
             Probe("PUT", "/v1/locks/{key}", key: "lock.me", query: [("scope", "/team")], expect: 200, "lock"),
+            Probe(
+                "PUT", "/v1/locks/{key}", key: "lock.me", query: [("scope", "/elsewhere")], headers: [("If-Match", "5")], expect: 412,
+                code: "stale_revision", "stale If-Match: nothing is there"),
+            Probe(
+                "DELETE", "/v1/locks/{key}", key: "lock.me", query: [("scope", "/team")], headers: [("If-Match", "0")], expect: 412,
+                code: "stale_revision", "stale If-Match: locked there"),
             Probe("DELETE", "/v1/locks/{key}", key: "unlock.me", query: [("scope", "/")], expect: 200, "unlock"),
             Probe(
                 "DELETE", "/v1/locks/{key}", key: "never.locked", expect: 200, "no lock there",

@@ -52,6 +52,30 @@ import Testing
         #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/c").status == 3)
     }
 
+    @Test func ifRevisionChangesOnlyAKeyStillAtThatRevision() async throws {
+        let daemon = try await Daemon()
+        let created = try await daemon.prefsctl("--json", "set", "k.v", "1", "--scope", "/a", "--if-revision", "0")
+        #expect(created.status == 0)
+        let revision = try JSONDecoder().decode(WriteResult.self, from: Data(created.stdout.utf8)).revision
+        // Taken: a second create-only set is stale, exit 4, and says what to do.
+        let again = try await daemon.prefsctl("set", "k.v", "2", "--scope", "/a", "--if-revision", "0")
+        #expect(again.status == 4)
+        #expect(again.stderr.contains("'k.v' is at revision \(revision) at /a, not 0; nothing was changed."), "\(again.stderr)")
+        #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/a").output == "1")
+        #expect(try await daemon.prefsctl("set", "k.v", "2", "--scope", "/a", "--if-revision", "\(revision)").status == 0)
+        #expect(try await daemon.prefsctl("reset", "k.v", "--scope", "/a", "--if-revision", "\(revision)").status == 4)
+        #expect(try await daemon.prefsctl("lock", "k.v", "--scope", "/a", "--if-revision", "\(revision)").status == 4)
+        #expect(try await daemon.prefsctl("lock", "k.v", "--scope", "/a", "--if-revision", "\(revision + 1)").status == 0)
+        #expect(try await daemon.prefsctl("unlock", "k.v", "--scope", "/a", "--if-revision", "\(revision + 1)").status == 4)
+        #expect(try await daemon.prefsctl("unlock", "k.v", "--scope", "/a", "--if-revision", "\(revision + 2)").status == 0)
+        #expect(try await daemon.prefsctl("reset", "k.v", "--scope", "/a", "--if-revision", "\(revision + 1)").status == 0)
+        #expect(try await daemon.prefsctl("get", "k.v", "--scope", "/a").status == 3)
+        // A revision that is not one: a usage error, exit 2, before the daemon is asked.
+        let usage = try await daemon.prefsctl("set", "k.v", "3", "--if-revision=-1")
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("--if-revision takes a revision"), "\(usage.stderr)")
+    }
+
     @Test func lockPinsTheLockScopesValueAndRefusesSetsBelowIt() async throws {
         let daemon = try await Daemon()
         _ = try await daemon.prefsctl("set", "net.proxy", "corp", "--scope", "/accounts")

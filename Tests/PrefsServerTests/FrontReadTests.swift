@@ -21,7 +21,9 @@ struct Serving {
     let limits: ServerLimits
 
     init(_ store: EmbeddedStore, limits: ServerLimits = ServerLimits()) {
-        api = API(engine: store, limits: limits, logger: Logger(label: "test"))
+        api = API(
+            engine: store, limits: limits, metrics: PrefsMetrics.factory(),
+            logger: Logger(label: "test"))
         self.limits = limits
     }
 
@@ -87,7 +89,8 @@ struct Serving {
                 try front.writeInbound(ByteBuffer(string: request))
                 #expect(try Self.passedOn(by: front) == 0)
                 let close = request.lowercased().contains("close")
-                let expected = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                // Nothing is set or locked at any of these very scopes: the key's revision there is 0.
+                let expected = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nETag: \"0\"\r\nContent-Length: \(body.utf8.count)\r\n"
                     + "Date: -\r\nServer: prefsd\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" + body
                 #expect(try Self.written(by: front) == expected, "\(request)")
                 #expect(front.isActive == !close)

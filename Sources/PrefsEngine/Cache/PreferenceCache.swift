@@ -20,8 +20,9 @@ final class PreferenceCache: Sendable {
 
     private struct State: ~Copyable {
         var snapshot: Snapshot
-        /// Effective values by key, then scope (overrides excluded: they never change).
-        var memo: [String: [ScopePath: Effective]] = [:]
+        /// Effective values by key, then scope (overrides excluded: they never change), each with
+        /// the key's revision at that scope.
+        var memo: [String: [ScopePath: (effective: Effective, revisionHere: Revision)]] = [:]
         var memoCount = 0
     }
 
@@ -45,20 +46,24 @@ final class PreferenceCache: Sendable {
         try state.withLock { try body($0.snapshot) }
     }
 
-    /// The effective value of `key` at `scope` (ignoring overrides) and the revision it is
-    /// current as of: memoised, else resolved from the key's state and remembered.
-    func effectiveValue(of key: String, at scope: ScopePath) -> (effective: Effective, revision: Revision) {
+    /// The effective value of `key` at `scope` (ignoring overrides), the key's revision at
+    /// `scope` (``KeyState/revision(at:)``) and the revision they are current as of: memoised,
+    /// else resolved from the key's state and remembered.
+    func effectiveValue(of key: String, at scope: ScopePath)
+        -> (effective: Effective, revisionHere: Revision, revision: Revision)
+    {
         state.withLock { state in
-            if let effective = state.memo[key]?[scope] { return (effective, state.snapshot.revision) }
-            let effective = PreferenceResolver.effectiveValue(
-                at: scope, state: state.snapshot.keys[key] ?? KeyState(), override: nil)
+            if let memo = state.memo[key]?[scope] { return (memo.effective, memo.revisionHere, state.snapshot.revision) }
+            let keyState = state.snapshot.keys[key] ?? KeyState()
+            let effective = PreferenceResolver.effectiveValue(at: scope, state: keyState, override: nil)
+            let revisionHere = keyState.revision(at: scope)
             if state.memoCount >= Self.memoLimit {
                 state.memo = [:]
                 state.memoCount = 0
             }
-            state.memo[key, default: [:]][scope] = effective
+            state.memo[key, default: [:]][scope] = (effective, revisionHere)
             state.memoCount += 1
-            return (effective, state.snapshot.revision)
+            return (effective, revisionHere, state.snapshot.revision)
         }
     }
 

@@ -2,12 +2,14 @@ import PrefsKit
 
 extension PrefsEngine {
     @discardableResult
-    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult {
-        try await write(Self.setting(key, to: value, scope: scope))
+    public func set(_ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?) async throws
+        -> WriteResult
+    {
+        try await write(Self.setting(key, to: value, scope: scope, ifRevision: ifRevision))
     }
 
     package func set(
-        _ key: KeyName, to value: JSONValue, scope: ScopePath, committingHere: Bool,
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
@@ -15,19 +17,23 @@ extension PrefsEngine {
         } catch {
             return completion(.failure(error))
         }
-        writer.submit(Self.setting(key, to: value, scope: scope), leadingHere: committingHere, completion: completion)
+        writer.submit(Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), leadingHere: committingHere, completion: completion)
     }
 
     /// The write request of a `set`.
-    private static func setting(_ key: KeyName, to value: JSONValue, scope: ScopePath)
+    private static func setting(_ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?)
         -> @Sendable (WriteBatch) throws -> WriteResult
     {
-        { context in WriteResult(revision: try context.setValue(key, to: value, scope: scope)) }
+        { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
+            return WriteResult(revision: try context.setValue(key, to: value, scope: scope))
+        }
     }
 
     @discardableResult
-    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult {
+    public func reset(_ key: KeyName, scope: ScopePath, recursive: Bool, ifRevision: Revision?) async throws -> WriteResult {
         try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             let removed = try context.resetValue(key, scope: scope, recursive: recursive)
             return WriteResult(revision: context.revision, removed: removed)
         }
@@ -44,16 +50,18 @@ extension PrefsEngine {
     }
 
     @discardableResult
-    public func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+    public func lock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
         try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             try context.lock(key, scope: scope)
             return WriteResult(revision: context.revision)
         }
     }
 
     @discardableResult
-    public func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult {
+    public func unlock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult {
         try await write { context in
+            try context.checkRevision(ifRevision, of: key, at: scope)
             let removed = try context.unlock(key, scope: scope)
             return WriteResult(revision: context.revision, removed: removed)
         }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import PrefsKit
 
 extension PrefsEngine {
@@ -32,7 +33,10 @@ extension PrefsEngine {
     private func subscribe(_ request: WatchRequest) throws -> WatchHandle {
         for key in request.keys { try KeyName.validate(key) }
         let (current, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
-        if let since = request.since, since < oldest - 1 { throw PrefsError.compacted(since: since, oldest: oldest) }
+        if let since = request.since, since < oldest - 1 {
+            metrics.compacted.increment()
+            throw PrefsError.compacted(since: since, oldest: oldest)
+        }
         // With one writer, `current` is the newest revision committed to the database. A database
         // several hosts share may hold newer ones this host has not taken in yet: the replay waits
         // for them, and refuses only a revision the database does not have.
@@ -40,7 +44,7 @@ extension PrefsEngine {
             throw PrefsError.ahead(since: since, newest: current)
         }
         let channel = WatchChannel(
-            limit: configuration.watchBufferLimit, revision: request.since ?? current)
+            limit: configuration.watchBufferLimit, revision: request.since ?? current, metrics: metrics)
         let subscription = try hub.subscribe(
             request, channel: channel, overrides: configuration.overrides, replaying: request.since != nil)
         if let since = request.since {
@@ -50,6 +54,7 @@ extension PrefsEngine {
                     try await replay(request, after: since, through: subscription.revision, into: channel)
                     hub.goLive(subscription.id)
                 } catch {
+                    if (error as? PrefsError)?.code == .compacted { metrics.compacted.increment() }
                     channel.finish(throwing: error)
                     hub.unsubscribe(subscription.id)
                 }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PrefsKit
@@ -26,6 +27,8 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
 
     let cache: PreferenceCache
     let hub: WatchHub
+    /// What the engine measures.
+    let metrics: EngineMetrics
     let writer: GroupCommitWriter
     /// Takes committed changes, whoever committed them, into the cache and the hub.
     let intake: ChangeIntake
@@ -59,11 +62,13 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         let rules = configuration.rules
         let overrides = configuration.overrides
         let intake = ChangeIntake(cache: cache, hub: hub)
+        let metrics = EngineMetrics(factory: configuration.metricsFactory)
+        self.metrics = metrics
         self.cache = cache
         self.hub = hub
         self.intake = intake
         writer = GroupCommitWriter(
-            storage: storage,
+            storage: storage, metrics: metrics,
             hooks: .init(
                 appliedRevision: { cache.read { $0.revision } },
                 applyCommittedElsewhere: { page in try intake.take(page) },
@@ -147,6 +152,18 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         }
     }
 
+    /// Brings the engine's gauges up to date (open watches, the change log's size, the revision
+    /// taken in and, on a database other hosts write to, how far behind it is): before metrics
+    /// are read.
+    package func refreshMetrics() async {
+        let (revision, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
+        metrics.openWatches.record(hub.count)
+        metrics.changeLogSize.record(max(0, revision - oldest + 1))
+        metrics.appliedRevision.record(revision)
+        guard storage.hasOtherWriters, let newest = try? await storage.newestRevision() else { return }
+        metrics.revisionsBehind.record(max(0, newest - revision))
+    }
+
     // MARK: - Reads
 
     public func status() async throws -> ServiceStatus {
@@ -181,18 +198,26 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
     }
 
     /// Resolves from the cache, synchronously: no SQL, no suspension.
-    package func resolveNow(_ name: KeyName, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+    package func resolveNow(_ key: KeyName, scope: ScopePath, explain: Bool = false) -> ResolvedPreference {
+        resolveNowWithRevision(key, scope: scope, explain: explain).resolved
+    }
+
+    package func resolveNowWithRevision(_ name: KeyName, scope: ScopePath, explain: Bool)
+        -> (resolved: ResolvedPreference, revisionHere: Revision)
+    {
         let key = name.rawValue
         let override = configuration.overrides[key]
         if !explain, override == nil {
-            let (effective, revision) = cache.effectiveValue(of: key, at: scope)
-            return ResolvedPreference(
+            let (effective, revisionHere, revision) = cache.effectiveValue(of: key, at: scope)
+            let resolved = ResolvedPreference(
                 key: key, scope: scope, value: effective.value ?? .null, source: effective.source, revision: revision)
+            return (resolved, revisionHere)
         }
         return cache.read { snapshot in
-            PreferenceResolver.resolve(
-                key: key, at: scope, state: snapshot.keys[key], override: override, revision: snapshot.revision,
-                explain: explain)
+            let state = snapshot.keys[key]
+            let resolved = PreferenceResolver.resolve(
+                key: key, at: scope, state: state, override: override, revision: snapshot.revision, explain: explain)
+            return (resolved, state?.revision(at: scope) ?? 0)
         }
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import PrefsKit
 
 /// How an ``EmbeddedStore`` opens its database and what it enforces.
@@ -33,6 +34,10 @@ public struct StoreConfiguration: Sendable {
     public var revisionWait: Duration = .seconds(2)
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
+    /// What makes the engine's metrics (commits, watches, the change log; see `GET /v1/metrics`):
+    /// none by default. Given here rather than taken from the process's `MetricsSystem`, so that
+    /// engines in one process (tests) each keep their own.
+    public var metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance
 
     /// prefsd's defaults (README, prefsd).
     public init() {}

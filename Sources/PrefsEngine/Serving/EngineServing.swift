@@ -5,20 +5,24 @@ import PrefsKit
 /// completion, a watch read as a feed. An interface between the engine and the server, not part
 /// of the API an application sees.
 package protocol EngineServing: PrefsService {
-    /// ``PrefsService/resolve(_:scope:explain:)`` for a valid key, answered at once from memory.
-    func resolveNow(_ key: KeyName, scope: ScopePath, explain: Bool) -> ResolvedPreference
+    /// ``PrefsService/resolve(_:scope:explain:)`` for a valid key, answered at once from memory,
+    /// with the key's revision at `scope` (``KeyState/revision(at:)``) read in the same view.
+    func resolveNowWithRevision(_ key: KeyName, scope: ScopePath, explain: Bool) -> (resolved: ResolvedPreference, revisionHere: Revision)
 
     /// The revision of the newest change reads see; it changes with every change taken in,
     /// before a commit is acknowledged.
     var committedRevision: Revision { get }
 
-    /// ``PrefsService/set(_:to:scope:)``, reporting to `completion` once the change has committed,
+    /// ``PrefsService/set(_:to:scope:ifRevision:)``, reporting to `completion` once the change has committed,
     /// or with the error that stopped it. With `committingHere`, a write that finds the writer
     /// idle commits on the calling thread, where the storage allows, and `completion` runs there
     /// before `set` returns; otherwise `completion` runs on the engine's own thread.
     func set(
-        _ key: KeyName, to value: JSONValue, scope: ScopePath, committingHere: Bool,
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, committingHere: Bool,
         then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
+
+    /// Brings the engine's gauges up to date, before its metrics are read.
+    func refreshMetrics() async
 
     /// Subscribes `request` now, or throws why it cannot be (an invalid key, a `since` already
     /// compacted, too many watches open, the engine closing).

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Synchronization
 import PrefsKit
 
@@ -29,11 +30,14 @@ final class WatchChannel: Sendable {
 
     let limit: Int
     private let state: Mutex<State>
+    /// Counts the events queued and the overflows.
+    private let metrics: EngineMetrics
 
     /// A channel holding at most `limit` events, for a watcher that has seen everything up to
     /// `revision` (its `since`, or the revision it started at).
-    init(limit: Int, revision: Revision) {
+    init(limit: Int, revision: Revision, metrics: EngineMetrics) {
         self.limit = max(2, limit)
+        self.metrics = metrics
         state = Mutex(State(lastRevision: revision))
     }
 
@@ -51,23 +55,25 @@ final class WatchChannel: Sendable {
     /// Returns false if the channel has ended (the watcher is gone or overflowed).
     @discardableResult
     func push(_ event: ChangeEvent) -> Bool {
-        let (resumed, wake, ended) = state.withLock { state -> ((CheckedContinuation<ChangeEvent?, any Error>, ChangeEvent)?, (@Sendable () -> Void)?, Bool) in
-            guard !state.ended else { return (nil, nil, true) }
+        let (resumed, wake, ended, queued) = state.withLock { state -> ((CheckedContinuation<ChangeEvent?, any Error>, ChangeEvent)?, (@Sendable () -> Void)?, Bool, Bool) in
+            guard !state.ended else { return (nil, nil, true, false) }
             state.lastRevision = event.revision
             if let consumer = state.consumer {
                 state.consumer = nil
-                return ((consumer, event), nil, false)
+                return ((consumer, event), nil, false, true)
             }
             state.events.append(event)
             if state.count >= limit - 1 {
                 state.events.append(ChangeEvent(revision: event.revision, kind: .overflow))
                 state.ended = true
-                return (nil, state.endReader(), true)
+                return (nil, state.endReader(), true, true)
             }
-            return (nil, state.wakeReader(), false)
+            return (nil, state.wakeReader(), false, true)
         }
         if let (consumer, event) = resumed { consumer.resume(returning: event) }
         wake?()
+        if queued { metrics.eventsSent.increment() }
+        if queued, ended { metrics.overflows.increment() }
         return !ended
     }
 
@@ -92,6 +98,7 @@ final class WatchChannel: Sendable {
     /// Ends the channel with `overflow`, carrying the revision of the last event queued: the
     /// watcher gets what is queued, then the `overflow`, and resumes from its revision.
     func overflow() {
+        metrics.overflows.increment()
         let revision = state.withLock { $0.lastRevision }
         finish(finalEvent: ChangeEvent(revision: revision, kind: .overflow))
     }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import PrefsKit
 import Synchronization
@@ -40,11 +41,13 @@ final class GroupCommitWriter: Sendable {
     }
 
     private let storage: any PrefsStorage
+    private let metrics: EngineMetrics
     private let hooks: Hooks
     private let queue = Mutex(Queue())
 
-    init(storage: any PrefsStorage, hooks: Hooks) {
+    init(storage: any PrefsStorage, metrics: EngineMetrics, hooks: Hooks) {
         self.storage = storage
+        self.metrics = metrics
         self.hooks = hooks
     }
 
@@ -144,7 +147,12 @@ final class GroupCommitWriter: Sendable {
                 }
                 try connection.checkTransactionIsOpen()
                 try hooks.finishTransaction(batch)
+                let syncing = ContinuousClock.now
                 try connection.commit(newestRevision: batch.revision)
+                let (seconds, attoseconds) = (ContinuousClock.now - syncing).components
+                metrics.commitTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                metrics.commits.increment()
+                metrics.batchSize.record(jobs.count)
             } catch {
                 connection.rollback()
                 throw error

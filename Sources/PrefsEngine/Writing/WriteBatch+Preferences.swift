@@ -57,6 +57,17 @@ extension WriteBatch {
         return 1
     }
 
+    /// Throws `stale_revision` unless `expected` is nil or `key`'s revision at `scope` as this
+    /// batch sees it (``KeyState/revision(at:)``). Inside the transaction, before the write, so
+    /// that no other write — on any host — can come between the check and the change.
+    func checkRevision(_ expected: Revision?, of name: KeyName, at scope: ScopePath) throws {
+        guard let expected else { return }
+        let key = name.rawValue
+        let state = state(of: key)
+        guard state?.revision(at: scope) ?? 0 != expected else { return }
+        throw PrefsError.staleRevision(expected: expected, current: ScopedPreference(key: key, scope: scope, state: state))
+    }
+
     /// Registers `schema` for `key`, refusing it if a value stored for the key breaks it.
     func register(_ schema: PreferenceSchema, for name: KeyName) throws {
         let key = name.rawValue

@@ -10,11 +10,11 @@ struct MissingContextService: PrefsService {
     func waitForRevision(_ revision: Revision) async throws { throw error }
     func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference { throw error }
     func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] { throw error }
-    func set(_ key: KeyName, to value: JSONValue, scope: ScopePath) async throws -> WriteResult { throw error }
-    func reset(_ key: KeyName, scope: ScopePath, recursive: Bool) async throws -> WriteResult { throw error }
+    func set(_ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult { throw error }
+    func reset(_ key: KeyName, scope: ScopePath, recursive: Bool, ifRevision: Revision?) async throws -> WriteResult { throw error }
     func apply(_ batch: PreferenceBatch) async throws -> WriteResult { throw error }
-    func lock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult { throw error }
-    func unlock(_ key: KeyName, scope: ScopePath) async throws -> WriteResult { throw error }
+    func lock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult { throw error }
+    func unlock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?) async throws -> WriteResult { throw error }
     func schemas() async throws -> [String: PreferenceSchema] { throw error }
     func register(schemas: [String: PreferenceSchema]) async throws -> WriteResult { throw error }
     func dump(scope: ScopePath) async throws -> PrefsDump { throw error }

@@ -21,6 +21,14 @@ public struct KeyState: Sendable, Hashable {
     /// Whether nothing is stored for the key (it can be forgotten).
     public var isEmpty: Bool { values.isEmpty && locks.isEmpty && schema == nil }
 
+    /// The key's revision at `scope`, which conditional writes (`ifRevision`, HTTP `If-Match`)
+    /// compare and a read's `ETag` gives: the newest of the revision that set its value there and
+    /// the one that locked it there; 0 when it has neither there (what a reset or an unlock
+    /// leaves), so `ifRevision: 0` means "only if nothing is set or locked here".
+    public func revision(at scope: ScopePath) -> Revision {
+        max(values[scope]?.revision ?? 0, locks[scope] ?? 0)
+    }
+
     /// The highest scope at or above `scope` that locks this key: the lock that governs `scope`.
     public func governingLock(at scope: ScopePath) -> ScopePath? {
         guard !locks.isEmpty else { return nil }

@@ -1,7 +1,8 @@
 
 
 /// The body of every error answer: `{"error": {"code": "...", "message": "..."}}`, and for a
-/// stale revision also `"current"`: the draft as it is now.
+/// stale revision also `"current"`, the draft as it is now, or `"currentPreference"`, the key at
+/// the scope as it is now.
 public struct ErrorBody: Codable, Sendable {
     /// The error itself.
     public struct Detail: Codable, Sendable {
@@ -23,6 +24,8 @@ public struct ErrorBody: Codable, Sendable {
     public var error: Detail
     /// For `stale_revision`: the draft as it is now.
     public var current: Draft?
+    /// For `stale_revision` of a preference write: the key at the scope as it is now.
+    public var currentPreference: ScopedPreference?
 
     /// Wraps an error for the wire.
     public init(_ error: PrefsError) {
@@ -30,6 +33,7 @@ public struct ErrorBody: Codable, Sendable {
             code: error.code.rawValue, message: error.message, oldestRevision: error.oldestRevision,
             newestRevision: error.newestRevision, appliedRevision: error.appliedRevision, lock: error.lock)
         self.current = error.currentDraft
+        self.currentPreference = error.currentPreference
     }
 
     /// The error back, given the HTTP status it came with (for codes this version does not know).
@@ -41,6 +45,7 @@ public struct ErrorBody: Codable, Sendable {
             newestRevision: error.newestRevision,
             appliedRevision: error.appliedRevision,
             currentDraft: current,
+            currentPreference: currentPreference,
             lock: error.lock
         )
     }

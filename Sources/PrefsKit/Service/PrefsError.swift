@@ -103,6 +103,8 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var appliedRevision: Revision?
     /// For `stale_revision`: the draft as it is now, to rebase the change on.
     public var currentDraft: Draft?
+    /// For `stale_revision` of a preference write: the key at the scope as it is now.
+    public var currentPreference: ScopedPreference?
     /// For `locked`: the lock that refused the write, so that each client can name its own way
     /// of removing it (`prefsctl unlock KEY --scope S`, `DELETE /v1/locks/KEY?scope=S`).
     public var lock: PreferenceLock?
@@ -110,7 +112,8 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Makes an error with a code and a message.
     public init(
         _ code: Code, _ message: String, oldestRevision: Revision? = nil, newestRevision: Revision? = nil,
-        appliedRevision: Revision? = nil, currentDraft: Draft? = nil, lock: PreferenceLock? = nil
+        appliedRevision: Revision? = nil, currentDraft: Draft? = nil, currentPreference: ScopedPreference? = nil,
+        lock: PreferenceLock? = nil
     ) {
         self.code = code
         self.message = message
@@ -118,6 +121,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         self.newestRevision = newestRevision
         self.appliedRevision = appliedRevision
         self.currentDraft = currentDraft
+        self.currentPreference = currentPreference
         self.lock = lock
     }
 
@@ -141,6 +145,16 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "Revision \(since) is ahead of the store, whose newest revision is \(newest); it comes from another "
                 + "database. Read the current values and watch from their revision, or watch without since.",
             newestRevision: newest)
+    }
+
+    /// The error of a conditional preference write whose key is no longer at `expected` at the
+    /// scope: `current` is the key there as it is now.
+    public static func staleRevision(expected: Revision, current: ScopedPreference) -> PrefsError {
+        PrefsError(
+            .staleRevision,
+            "'\(current.key)' is at revision \(current.revision) at \(current.scope.path), not \(expected); nothing was "
+                + "changed. Read it again and base your change on its current value.",
+            currentPreference: current)
     }
 
     /// The error for a request that asked for a revision this host has not taken in within the

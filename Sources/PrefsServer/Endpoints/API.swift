@@ -3,11 +3,13 @@ import HTTPTypes
 import Logging
 import PrefsEngine
 import PrefsKit
+import Prometheus
 
 /// The HTTP API: every endpoint (``Endpoints``), and what every request passes on its way to one,
 /// whichever listener and path carries it — the bearer token where one is required, routing
 /// (404, and 405 with `Allow`), `HEAD` answered as `GET`, the memo of cacheable answers, errors
-/// worded as the API words them (internal ones logged), and the request log.
+/// worded as the API words them (internal ones logged), the request log, and the requests'
+/// metrics (``RequestMetrics``): every answer is counted here, whichever path made it.
 ///
 /// A listener turns bytes into an ``EndpointRequest``, asks ``prepare(_:)`` what comes of it,
 /// reads its body as the endpoint says, asks ``deliver(_:to:)`` and sends the ``Delivery``.
@@ -28,29 +30,44 @@ struct API: Sendable {
     let token: BearerToken?
     /// Answers of cacheable endpoints, kept until the next change.
     let memo: AnswerMemo
+    /// Every request counted, by endpoint and status, with its latency.
+    let requests: RequestMetrics
     let logger: Logger
     /// Whether the logger takes the request log's debug lines: asked once, not per request.
     private let logsRequests: Bool
 
-    /// The API of `engine` within `limits`; with a `token`, every request must carry it.
-    init(engine: any EngineServing, limits: ServerLimits, token: BearerToken? = nil, memo: AnswerMemo? = nil, logger: Logger) {
+    /// The API of `engine` within `limits`, counting its requests with `metrics` and answering
+    /// `GET /v1/metrics` from its registry; with a `token`, every request must carry it.
+    init(
+        engine: any EngineServing, limits: ServerLimits, metrics: PrometheusMetricsFactory, token: BearerToken? = nil,
+        logger: Logger
+    ) {
         self.engine = engine
         self.token = token
-        self.memo = memo ?? AnswerMemo()
+        memo = AnswerMemo()
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
-        endpoints = Endpoints.all(engine: engine, limits: limits)
+        endpoints = Endpoints.all(engine: engine, limits: limits, registry: metrics.registry).enumerated().map { index, endpoint in
+            var endpoint = endpoint
+            endpoint.index = index
+            return endpoint
+        }
+        requests = RequestMetrics(endpoints: endpoints.map(\.name), factory: metrics)
     }
 
-    /// The same API, requiring `token` of every request; the memo is shared.
+    /// The same API, requiring `token` of every request; the memo and the metrics are shared.
     func requiring(_ token: BearerToken) -> API {
-        API(engine: engine, token: token, memo: memo, logger: logger, endpoints: endpoints)
+        API(engine: engine, token: token, memo: memo, requests: requests, logger: logger, endpoints: endpoints)
     }
 
-    private init(engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, logger: Logger, endpoints: [Endpoint]) {
+    private init(
+        engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, requests: RequestMetrics, logger: Logger,
+        endpoints: [Endpoint]
+    ) {
         self.engine = engine
         self.token = token
         self.memo = memo
+        self.requests = requests
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
         self.endpoints = endpoints
@@ -71,9 +88,9 @@ struct API: Sendable {
     /// Checks `request`'s token, answers it from the memo if it can, else finds its endpoint.
     func prepare(_ request: inout EndpointRequest) -> Preparation {
         if let refusal = refusal(of: request) { return .answer(refusal) }
-        if request.method == .get || request.method == .head, let answer = memo.answer(for: request.target, engine: engine) {
-            log(request, "memo", answer.status)
-            return .answer(answer)
+        if request.method == .get || request.method == .head, let kept = memo.answer(for: request.target, engine: engine) {
+            log(request, kept.endpoint, kept.answer.status)
+            return .answer(kept.answer)
         }
         switch route(&request) {
         case .endpoint(let endpoint): return .endpoint(endpoint)
@@ -130,7 +147,7 @@ struct API: Sendable {
     /// The answer of a request the token does not let through.
     private func refusal(of request: EndpointRequest) -> Answer? {
         guard let token, !token.admits(request.headers[.authorization]) else { return nil }
-        log(request, "unauthorized", .unauthorized)
+        log(request, requests.unrouted, .unauthorized)
         return .error(PrefsError(.unauthorized, "Unauthorized."))
     }
 
@@ -139,7 +156,7 @@ struct API: Sendable {
         if !allow.isEmpty {
             answer.fields.append(HTTPField(name: .allow, value: allow.map(\.rawValue).joined(separator: ", ")))
         }
-        log(request, "unrouted", answer.status)
+        log(request, requests.unrouted, answer.status)
         return answer
     }
 
@@ -182,9 +199,9 @@ struct API: Sendable {
         switch reply {
         case .now(let answer):
             if endpoint.cacheable, answer.status == .ok, case .whole = answer.body {
-                memo.keep(answer, for: request.target, at: revision)
+                memo.keep(answer, of: endpoint.index, for: request.target, at: revision)
             }
-            log(request, endpoint.name, answer.status)
+            log(request, endpoint.index, answer.status)
             return .answer(answer)
         case .later(let start):
             return .pending { deliver in
@@ -199,7 +216,7 @@ struct API: Sendable {
                 }
             }
         case .events(let feed):
-            log(request, endpoint.name, .ok)
+            log(request, endpoint.index, .ok)
             return .events(feed)
         }
     }
@@ -207,7 +224,7 @@ struct API: Sendable {
     private func finished(_ endpoint: Endpoint, _ request: EndpointRequest, _ result: Result<Answer, any Error>) -> Answer {
         switch result {
         case .success(let answer):
-            log(request, endpoint.name, answer.status)
+            log(request, endpoint.index, answer.status)
             return answer
         case .failure(let error):
             return failed(endpoint, request, error)
@@ -221,14 +238,16 @@ struct API: Sendable {
             logger.error("\(request.method.rawValue) \(request.path) failed: \(String(reflecting: error))")
         }
         let answer = Answer.error(prefsError)
-        log(request, endpoint.name, answer.status)
+        log(request, endpoint.index, answer.status)
         return answer
     }
 
-    /// One line per request, when debugging.
-    private func log(_ request: EndpointRequest, _ endpoint: String, _ status: HTTPResponse.Status) {
+    /// Counts a request answered by the endpoint at index `endpoint` (``RequestMetrics``), and
+    /// logs one line for it when debugging.
+    private func log(_ request: EndpointRequest, _ endpoint: Int, _ status: HTTPResponse.Status) {
+        requests.record(endpoint, status, since: request.received)
         guard logsRequests else { return }
-        logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(endpoint))")
+        logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(requests.name(of: endpoint)))")
     }
 
     /// `error` as the API words it: a ``PrefsError`` as it is; a request body that could not be

@@ -18,24 +18,26 @@ final class AnswerMemo: Sendable {
 
     private struct Kept {
         var revision: Revision = -1
-        var answers: [String: Answer] = [:]
+        /// Answers by target, each with the index of the endpoint that made it.
+        var answers: [String: (answer: Answer, endpoint: Int)] = [:]
     }
 
     private let kept = Mutex(Kept())
 
-    /// The answer kept for `target` at `engine`'s current revision, if any.
-    func answer(for target: String, engine: any EngineServing) -> Answer? {
+    /// The answer kept for `target` at `engine`'s current revision, if any, with the index of
+    /// the endpoint that made it.
+    func answer(for target: String, engine: any EngineServing) -> (answer: Answer, endpoint: Int)? {
         let revision = engine.committedRevision
         return kept.withLock { $0.revision == revision ? $0.answers[target] : nil }
     }
 
-    /// Keeps `answer` for `target`. Call it with an answer rendered after reading `revision`
-    /// (the engine's revision before the answer was made).
-    func keep(_ answer: Answer, for target: String, at revision: Revision) {
+    /// Keeps `answer`, made by the endpoint at index `endpoint`, for `target`. Call it with an
+    /// answer rendered after reading `revision` (the engine's revision before it was made).
+    func keep(_ answer: Answer, of endpoint: Int, for target: String, at revision: Revision) {
         kept.withLock { kept in
             guard revision >= kept.revision else { return }
             if revision > kept.revision || kept.answers.count >= Self.capacity { kept = Kept(revision: revision) }
-            kept.answers[target] = answer
+            kept.answers[target] = (answer, endpoint)
         }
     }
 

@@ -32,6 +32,9 @@ struct Endpoint: Sendable {
     /// Answers a request: at once, or with what will answer it (``Reply``). Throws the error to
     /// answer instead.
     let answer: @Sendable (EndpointRequest) throws -> Reply
+    /// The endpoint's place in the API's table, under which its requests are counted (``API``
+    /// fills it in).
+    var index = 0
 
     /// An endpoint answering `method` requests to `path` with `answer`.
     init(

@@ -23,6 +23,8 @@ struct EndpointRequest: Sendable {
     /// Whether a write may commit on the thread that carries the request: the connection is
     /// alone on its event loop (``EventLoopOccupancy``), so a commit there holds back no other.
     var commitsHere = false
+    /// When the request was taken in: its latency is counted from here.
+    let received = ContinuousClock.now
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
@@ -90,15 +92,16 @@ struct EndpointRequest: Sendable {
         try query[name].map { try Self.parseID($0, of: name) }
     }
 
-    /// The draft revision a change is based on: `If-Match: 7`, or the entity-tag form `"7"`;
-    /// nil without the header or for `*` (whatever the revision).
+    /// The revision a change is based on (a draft's, or a key's at a scope): `If-Match: 7`, or
+    /// the entity-tag form `"7"` that a read's `ETag` gives; nil without the header or for `*`
+    /// (whatever the revision: the resource always has a current representation).
     func ifRevision() throws -> Int64? {
         guard let header = headers[.ifMatch]?.trimmingCharacters(in: .whitespaces), header != "*" else { return nil }
         var text = Substring(header)
         if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") { text = text.dropFirst().dropLast() }
         guard let revision = Int64(text), revision >= 0 else {
             throw PrefsError(
-                .invalidRequest, "If-Match takes the draft revision the change is based on, such as 7 or \"7\", not '\(header)'.")
+                .invalidRequest, "If-Match takes the revision the change is based on, such as 7 or \"7\", or *, not '\(header)'.")
         }
         return revision
     }

@@ -3,7 +3,9 @@ import NIOCore
 import PrefsEngine
 import PrefsKit
 
-/// The endpoints of preferences, schemas, locks, dump/load and status.
+/// The endpoints of preferences, schemas, locks, dump/load and status. Sets, resets, locks and
+/// unlocks take the key's revision at the scope they are based on from `If-Match`; a key's read
+/// gives it as its `ETag`.
 enum PreferenceEndpoints {
     static func all(engine: any EngineServing, limits: ServerLimits) -> [Endpoint] {
         [
@@ -11,23 +13,26 @@ enum PreferenceEndpoints {
                 .task { .json(try await engine.status()) }
             },
             Endpoint(.get, "/v1/prefs/{key}", cacheable: true) { request in
-                let resolved = engine.resolveNow(try request.key(), scope: try request.scope(), explain: try request.flag("explain"))
-                guard let json = resolved.compactWireJSON else { return .now(.json(resolved)) }
-                return .now(.json(ByteBuffer(string: json)))
+                let (resolved, revisionHere) = engine.resolveNowWithRevision(
+                    try request.key(), scope: try request.scope(), explain: try request.flag("explain"))
+                var answer = resolved.compactWireJSON.map { Answer.json(ByteBuffer(string: $0)) } ?? .json(resolved)
+                answer.fields.append(HTTPField(name: .eTag, value: "\"\(revisionHere)\""))
+                return .now(answer)
             },
             Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes)) { request in
-                let (key, scope) = (try request.key(), try request.scope())
+                let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
                 let commitsHere = request.commitsHere
                 return .later { finish in
-                    engine.set(key, to: value, scope: scope, committingHere: commitsHere) { result in
+                    engine.set(key, to: value, scope: scope, ifRevision: ifRevision, committingHere: commitsHere) { result in
                         finish(result.map(Answer.json))
                     }
                 }
             },
             Endpoint(.delete, "/v1/prefs/{key}") { request in
                 let (key, scope, recursive) = (try request.key(), try request.scope(), try request.flag("recursive"))
-                return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive)) }
+                let ifRevision = try request.ifRevision()
+                return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive, ifRevision: ifRevision)) }
             },
             Endpoint(.get, "/v1/prefs") { request in
                 let (scope, prefix) = (try request.scope(), request.query["prefix"])
@@ -38,12 +43,12 @@ enum PreferenceEndpoints {
                 return .task { .json(try await engine.apply(batch)) }
             },
             Endpoint(.put, "/v1/locks/{key}") { request in
-                let (key, scope) = (try request.key(), try request.scope())
-                return .task { .json(try await engine.lock(key, scope: scope)) }
+                let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
+                return .task { .json(try await engine.lock(key, scope: scope, ifRevision: ifRevision)) }
             },
             Endpoint(.delete, "/v1/locks/{key}") { request in
-                let (key, scope) = (try request.key(), try request.scope())
-                return .task { .json(try await engine.unlock(key, scope: scope)) }
+                let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
+                return .task { .json(try await engine.unlock(key, scope: scope, ifRevision: ifRevision)) }
             },
             Endpoint(.get, "/v1/schema") { _ in
                 .task { .json(SchemaList(schemas: try await engine.schemas())) }

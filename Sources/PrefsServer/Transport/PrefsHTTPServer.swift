@@ -8,6 +8,7 @@ import Hummingbird
 import Logging
 import PrefsEngine
 import PrefsKit
+import Prometheus
 
 /// The daemon's HTTP server: the `/v1` API of an engine (``API``) on a Unix socket, and
 /// optionally on loopback TCP behind a bearer token.
@@ -35,14 +36,18 @@ public struct PrefsHTTPServer: Sendable {
     ///
     /// With a `listener`, the API is also served on that loopback TCP address, where every
     /// request must carry its bearer token.
+    ///
+    /// Requests are counted with `metrics`, and `GET /v1/metrics` answers what its registry
+    /// holds: give the engine the same factory (``PrefsMetrics``) for one scrape to show both.
     public init<Storage: PrefsStorage>(
         engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
-        limits: ServerLimits = ServerLimits(), logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
+        limits: ServerLimits = ServerLimits(), metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
+        logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
         try SocketFolder.prepare(socketPath, privateFolder: privateFolder)
         let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
-        let api = API(engine: engine, limits: limits, logger: logger)
+        let api = API(engine: engine, limits: limits, metrics: metrics, logger: logger)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
         application = Application(
