@@ -66,7 +66,8 @@ import Testing
     /// The provider's one prefsd watch resumes after the daemon restarts: a change made while it
     /// was away arrives once, and live changes follow.
     @Test func aWatchCatchesUpAfterTheDaemonRestarts() async throws {
-        let daemon = try await Daemon()
+        // Not Sendable; the watch's handler uses it while this test waits on that handler.
+        nonisolated(unsafe) let daemon = try await Daemon()
         try await daemon.client.set("timeline.fontSize", to: 16, scope: "/accounts/alice")
         let config = ConfigReader(provider: try await PrefsConfigProvider(service: daemon.client, scope: "/accounts/alice"))
         let seen = try await config.watchInt(forKey: "timeline.fontSize") { sizes in
