@@ -25,25 +25,30 @@ struct EndpointRequest: Sendable {
     var commitsHere = false
     /// When the request was taken in: its latency is counted from here.
     let received = ContinuousClock.now
+    /// Where the target's path ends: at its `?`, or its end.
+    private let pathEnd: String.Index
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
         self.method = method
         self.target = target
         self.headers = headers
-        query = QueryItems(target.firstIndex(of: "?").map { target[target.index(after: $0)...] } ?? "")
+        // As bytes: `?` is ASCII, and a search by Character would break graphemes on every request.
+        let questionMark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        pathEnd = questionMark ?? target.endIndex
+        query = QueryItems(questionMark.map { target[target.utf8.index(after: $0)...] } ?? "")
     }
 
     /// The target's path, without the query.
     var path: Substring {
-        target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
+        target[..<pathEnd]
     }
 
     /// The path's segments, percent-decoded; nil if one does not decode to UTF-8.
     var pathSegments: [String]? {
         var segments: [String] = []
-        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let decoded = QueryItems.percentDecoded(segment) else { return nil }
+        for segment in path.utf8.split(separator: UInt8(ascii: "/")) {
+            guard let decoded = QueryItems.percentDecoded(Substring(segment)) else { return nil }
             segments.append(decoded)
         }
         return segments

@@ -6,10 +6,11 @@ struct QueryItems: Sendable {
 
     /// The items of `query` (the text after `?`).
     init(_ query: Substring) {
-        items = query.split(separator: "&").map { item in
-            guard let equals = item.firstIndex(of: "=") else { return (item, "") }
-            let value = item[item.index(after: equals)...]
-            return (item[..<equals], Self.percentDecoded(value) ?? String(value))
+        // Split as bytes: `&` and `=` are ASCII, and a split by Character would break graphemes.
+        items = query.utf8.split(separator: UInt8(ascii: "&")).map { item in
+            guard let equals = item.firstIndex(of: UInt8(ascii: "=")) else { return (Substring(item), "") }
+            let value = Substring(item[item.index(after: equals)...])
+            return (Substring(item[..<equals]), Self.percentDecoded(value) ?? String(value))
         }
     }
 
