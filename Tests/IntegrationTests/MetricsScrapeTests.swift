@@ -146,6 +146,52 @@ struct MetricsScrapeTests {
         #expect(status.stdout.contains("watch events sent"), "\(status.stdout)")
         withExtendedLifetime(events) {}
     }
+
+    @Test func overflowedWatchesAreCounted() async throws {
+        let daemon = try await Daemon(arguments: ["--watch-buffer", "8", "--durability", "normal", "--progress-interval", "0.02"])
+        let client = daemon.client
+        var overflowed = 0
+        for attempt in 0..<100 where overflowed < 3 {
+            let overflowing = PreferenceBatch(
+                operations: (0..<16).map { PreferenceOperation.set("o.k\($0)", .integer(Int64(attempt))) })
+            var kinds: [ChangeEvent.Kind] = []
+            for try await event in client.watch(WatchRequest(prefixes: ["o."])) {
+                kinds.append(event.kind)
+                // Subscribed: more live changes than it may queue.
+                if kinds == [.progress] { try await client.apply(overflowing) }
+                // A watcher that drains its queue while the batch is published need not overflow.
+                if kinds.count > 40 { break }
+            }
+            if kinds.last == .overflow { overflowed += 1 }
+        }
+        #expect(overflowed == 3)
+        let scrape = try await Self.scrape(daemon)
+        #expect(scrape.value("prefsd_watch_overflows_total") == Double(overflowed))
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.isEnabled))
+    func aHostOnASharedDatabaseReportsTheRevisionItHasTakenIn() async throws {
+        try await withPostgresDatabase { database in
+            let writer = try await Daemon(postgresURL: database.url)
+            let reader = try await Daemon(postgresURL: database.url)
+            let before = try await Self.scrape(reader)
+            #expect(before.value("prefsd_applied_revision") == 0)
+
+            var newest: Revision = 0
+            for index in 0..<5 { newest = try await writer.client.set("lag.k", to: .integer(Int64(index))).revision }
+            try await reader.client.waitForRevision(newest)
+
+            // The other host's writes, taken in from the change log: counted as applied, none behind.
+            let after = try await Self.scrape(reader)
+            #expect(after.value("prefsd_applied_revision") == Double(newest))
+            #expect(after.value("prefsd_revisions_behind") == 0)
+            #expect(after.value("prefsd_commits_total") == 0, "the reader committed nothing itself")
+            let writers = try await Self.scrape(writer)
+            #expect(writers.value("prefsd_applied_revision") == Double(newest))
+            #expect(writers.value("prefsd_commits_total") == 5)
+            for host in [writer, reader] { _ = await host.stop() }
+        }
+    }
 }
 
 /// Whether python3 and `prometheus_client` look installed. In CI the metrics suite runs
