@@ -100,7 +100,7 @@ struct API: Sendable {
 
     /// The endpoint `request` is for, its path parameters filled in; `HEAD` finds `GET`'s.
     func route(_ request: inout EndpointRequest) -> Route {
-        guard let segments = request.pathSegments else {
+        guard let segments = request.parseTarget() else {
             return .refused(PrefsError(.invalidRequest, "The path is not percent-encoded UTF-8."), allow: [])
         }
         let method = request.method == .head ? .get : request.method

@@ -12,8 +12,9 @@ struct EndpointRequest: Sendable {
     let target: String
     /// The header fields.
     let headers: RequestHeaders
-    /// The query's items, parsed once: the API and the endpoint each look some up.
-    let query: QueryItems
+    /// The query's items, parsed when the request is routed (``parseTarget()``): an answer the
+    /// memo keeps needs none.
+    private(set) var query = QueryItems()
     /// The endpoint's path parameters by name, percent-decoded (filled in by ``API``).
     var parameters: [String: String] = [:]
     /// The body, when the endpoint reads it whole.
@@ -25,35 +26,34 @@ struct EndpointRequest: Sendable {
     var commitsHere = false
     /// When the request was taken in: its latency is counted from here.
     let received = ContinuousClock.now
-    /// Where the target's path ends: at its `?`, or its end.
-    private let pathEnd: String.Index
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
         self.method = method
         self.target = target
         self.headers = headers
-        // As bytes: `?` is ASCII, and a search by Character would break graphemes on every request.
-        let questionMark = target.utf8.firstIndex(of: UInt8(ascii: "?"))
-        pathEnd = questionMark ?? target.endIndex
-        query = QueryItems(questionMark.map { target[target.utf8.index(after: $0)...] } ?? "")
     }
 
     /// The target's path, without the query.
     var path: Substring {
-        target[..<pathEnd]
+        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
     }
 
-    /// The path's segments, percent-decoded; nil if one does not decode to UTF-8.
-    var pathSegments: [String]? {
-        var segments: [String] = []
-        for segment in path.utf8.split(separator: UInt8(ascii: "/")) {
-            guard let decoded = QueryItems.percentDecoded(Substring(segment)) else { return nil }
-            segments.append(decoded)
+    /// Reads the query's items into ``query``, and returns the path's segments, percent-decoded;
+    /// nil if one does not decode to UTF-8.
+    mutating func parseTarget() -> [String]? {
+        var text = target
+        return text.withUTF8 { bytes in
+            let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
+            query = QueryItems(UnsafeBufferPointer(rebasing: bytes[min(pathEnd + 1, bytes.endIndex)...]))
+            var segments: [String] = []
+            for segment in bytes[..<pathEnd].split(separator: UInt8(ascii: "/")) {
+                guard let decoded = QueryItems.percentDecoded(UnsafeBufferPointer(rebasing: segment)) else { return nil }
+                segments.append(decoded)
+            }
+            return segments
         }
-        return segments
     }
-
 
     // MARK: Parameters
 
