@@ -150,12 +150,15 @@ struct MetricsScrapeTests {
     @Test func overflowedWatchesAreCounted() async throws {
         let daemon = try await Daemon(arguments: ["--watch-buffer", "8", "--durability", "normal", "--progress-interval", "0.02"])
         let client = daemon.client
-        var overflowed = 0
+        #expect(try await Self.scrape(daemon).value("prefsd_watch_overflows_total") == 0)
+        var (opened, overflowed) = (0, 0)
         for attempt in 0..<100 where overflowed < 3 {
-            let overflowing = PreferenceBatch(
-                operations: (0..<16).map { PreferenceOperation.set("o.k\($0)", .integer(Int64(attempt))) })
+            // Keys of its own: a watch left behind is sent none of the next attempts' changes.
+            let prefix = "o\(attempt)."
+            let overflowing = PreferenceBatch(operations: (0..<16).map { PreferenceOperation.set("\(prefix)k\($0)", 1) })
             var kinds: [ChangeEvent.Kind] = []
-            for try await event in client.watch(WatchRequest(prefixes: ["o."])) {
+            opened += 1
+            for try await event in client.watch(WatchRequest(prefixes: [prefix])) {
                 kinds.append(event.kind)
                 // Subscribed: more live changes than it may queue.
                 if kinds == [.progress] { try await client.apply(overflowing) }
@@ -165,8 +168,10 @@ struct MetricsScrapeTests {
             if kinds.last == .overflow { overflowed += 1 }
         }
         #expect(overflowed == 3)
-        let scrape = try await Self.scrape(daemon)
-        #expect(scrape.value("prefsd_watch_overflows_total") == Double(overflowed))
+        // Each overflow seen is counted; a watch left behind may overflow on progress events
+        // before the daemon sees its connection close, and is counted too — each watch once.
+        let counted = try await Self.scrape(daemon).value("prefsd_watch_overflows_total")
+        #expect(counted >= Double(overflowed) && counted <= Double(opened), "\(counted) of \(opened) watches")
     }
 
     @Test(.enabled(if: PostgresTestDatabase.isEnabled))
