@@ -94,6 +94,7 @@ let package = Package(
             dependencies: [
                 "PrefsKit", "PrefsEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
