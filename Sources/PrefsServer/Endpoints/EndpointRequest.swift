@@ -47,9 +47,14 @@ struct EndpointRequest: Sendable {
             let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
             query = QueryItems(UnsafeBufferPointer(rebasing: bytes[min(pathEnd + 1, bytes.endIndex)...]))
             var segments: [String] = []
-            for segment in bytes[..<pathEnd].split(separator: UInt8(ascii: "/")) {
-                guard let decoded = QueryItems.percentDecoded(UnsafeBufferPointer(rebasing: segment)) else { return nil }
-                segments.append(decoded)
+            segments.reserveCapacity(bytes[..<pathEnd].count { $0 == UInt8(ascii: "/") })
+            var start = 0
+            for end in 0...pathEnd where end == pathEnd || bytes[end] == UInt8(ascii: "/") {
+                if end > start {
+                    guard let decoded = QueryItems.percentDecoded(UnsafeBufferPointer(rebasing: bytes[start..<end])) else { return nil }
+                    segments.append(decoded)
+                }
+                start = end + 1
             }
             return segments
         }
