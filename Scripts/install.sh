@@ -84,6 +84,9 @@ for path in "$prefix" "$unit_dir"; do
 done
 
 cd "$(dirname "$0")/.."
+# PREFSCTL_STATIC (Package.swift) links prefsctl as a static executable, which needs
+# --static-swift-stdlib on every build; the generate-manual plugin's build cannot take it.
+unset PREFSCTL_STATIC
 command -v swift >/dev/null || fail "swift is not on PATH: install Swift 6.1 or newer (README: Set up)"
 
 # The man pages: the generate-manual plugin builds every product in the configuration and runs
