@@ -44,11 +44,18 @@ enum PostgresRows {
         """
     }
 
-    /// The change log after `revision` up to `through`, at most `limit` changes.
-    static func changesQuery(after revision: Revision, through: Revision, limit: Int) -> PostgresQuery {
+    /// A page of the change log: the changes after `revision` up to `through`, at most `limit`,
+    /// each row with the log's oldest revision (`log_oldest_revision`); with no change, one row
+    /// whose change columns are NULL. One statement, so the page and the log's start come from one
+    /// snapshot, in one round trip.
+    static func changePageQuery(after revision: Revision, through: Revision, limit: Int) -> PostgresQuery {
         """
-        SELECT \(unescaped: changeColumns) FROM change
-        WHERE revision > \(revision) AND revision <= \(through) ORDER BY revision LIMIT \(Int64(limit))
+        SELECT state.oldest_revision AS log_oldest_revision, page.* FROM change_log_state state
+        LEFT JOIN LATERAL (
+            SELECT \(unescaped: changeColumns) FROM change
+            WHERE revision > \(revision) AND revision <= \(through) ORDER BY revision LIMIT \(Int64(limit))
+        ) page ON true
+        WHERE state.id = 1 ORDER BY page.revision
         """
     }
 
@@ -88,8 +95,19 @@ enum PostgresRows {
     }
 
     /// A change log row.
-    static func change(_ row: PostgresRow) throws -> LoggedChange {
-        let row = row.makeRandomAccess()
+    /// The page ``changePageQuery(after:through:limit:)`` read.
+    static func changePage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
+        var changes: [LoggedChange] = []
+        var oldest: Revision = 1
+        for row in rows {
+            let row = row.makeRandomAccess()
+            oldest = try row["log_oldest_revision"].decode(Int64.self)
+            if try row["revision"].decode(Int64?.self) != nil { changes.append(try change(row)) }
+        }
+        return ChangeLogPage(changes: changes, oldestRevision: oldest)
+    }
+
+    private static func change(_ row: PostgresRandomAccessRow) throws -> LoggedChange {
         return LoggedChange(
             event: ChangeEvent(
                 revision: try row["revision"].decode(Int64.self),

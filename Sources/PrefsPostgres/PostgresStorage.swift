@@ -117,22 +117,9 @@ public final class PostgresStorage: PrefsStorage {
 
     public func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
         try await reading {
-            // One transaction, one snapshot: the page and the log's start agree.
-            try await client.withTransaction(logger: logger) { connection in
-                var changes: [LoggedChange] = []
-                for try await row in try await connection.query(
-                    PostgresRows.changesQuery(after: revision, through: through, limit: limit), logger: logger)
-                {
-                    changes.append(try PostgresRows.change(row))
-                }
-                var oldest: Revision = 1
-                for try await value in try await connection.query(
-                    "SELECT oldest_revision FROM change_log_state WHERE id = 1", logger: logger
-                ).decode(Int64.self) {
-                    oldest = value
-                }
-                return ChangeLogPage(changes: changes, oldestRevision: oldest)
-            }
+            try PostgresRows.changePage(
+                try await client.query(PostgresRows.changePageQuery(after: revision, through: through, limit: limit), logger: logger)
+                    .collect())
         }
     }
 

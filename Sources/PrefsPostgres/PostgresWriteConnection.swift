@@ -92,8 +92,9 @@ final class PostgresWriteConnection: WriteConnection {
         startRevision = try row["newest_revision"].decode(Int64.self)
         let oldest = try row["oldest_revision"].decode(Int64.self)
         guard startRevision > revision else { return ChangeLogPage(changes: [], oldestRevision: oldest) }
-        let rows = try run(PostgresRows.changesQuery(after: revision, through: startRevision, limit: Int(Int32.max)))
-        return ChangeLogPage(changes: try rows.map(PostgresRows.change), oldestRevision: oldest)
+        let page = try PostgresRows.changePage(
+            run(PostgresRows.changePageQuery(after: revision, through: startRevision, limit: Int(Int32.max))))
+        return ChangeLogPage(changes: page.changes, oldestRevision: oldest)
     }
 
     func commit(newestRevision: Revision) throws {
