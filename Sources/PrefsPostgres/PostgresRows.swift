@@ -94,7 +94,6 @@ enum PostgresRows {
             height: try row["height"].decode(Int?.self))
     }
 
-    /// A change log row.
     /// The page ``changePageQuery(after:through:limit:)`` read.
     static func changePage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
         var changes: [LoggedChange] = []
@@ -107,6 +106,7 @@ enum PostgresRows {
         return ChangeLogPage(changes: changes, oldestRevision: oldest)
     }
 
+    /// A change log row.
     private static func change(_ row: PostgresRandomAccessRow) throws -> LoggedChange {
         return LoggedChange(
             event: ChangeEvent(
