@@ -92,9 +92,8 @@ final class PostgresWriteConnection: WriteConnection {
         startRevision = try row["newest_revision"].decode(Int64.self)
         let oldest = try row["oldest_revision"].decode(Int64.self)
         guard startRevision > revision else { return ChangeLogPage(changes: [], oldestRevision: oldest) }
-        let page = try PostgresRows.changePage(
+        return try PostgresRows.changePage(
             run(PostgresRows.changePageQuery(after: revision, through: startRevision, limit: Int(Int32.max))))
-        return ChangeLogPage(changes: page.changes, oldestRevision: oldest)
     }
 
     func commit(newestRevision: Revision) throws {

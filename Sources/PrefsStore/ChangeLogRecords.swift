@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import PrefsEngine
 import PrefsKit
 
@@ -55,8 +56,27 @@ enum ChangeLogRecords {
             changes: try changes(db, after: revision, through: through, limit: limit), oldestRevision: try bounds(db).oldest)
     }
 
+    /// The change log's newest revision, 0 if it is empty: one integer, stepped through SQLite's C
+    /// API on a statement compiled once (GRDB's generic fetch of one value costs ten times the
+    /// query).
+    static func newestLoggedRevision(_ db: Database) throws -> Revision {
+        let statement = try db.cachedStatement(sql: "SELECT ifnull(max(revision), 0) FROM change").sqliteStatement
+        sqlite3_reset(statement)
+        defer { sqlite3_reset(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else {
+            let connection = db.sqliteConnection
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: sqlite3_errcode(connection)), message: String(cString: sqlite3_errmsg(connection)))
+        }
+        return sqlite3_column_int64(statement, 0)
+    }
+
     /// The changes after `revision` up to `through`, in order, at most `limit` of them.
     static func changes(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws -> [LoggedChange] {
+        // The writer asks at every transaction, and with one writer there is nothing after the
+        // engine's own revision: rows are read only when the log has some (making a row cursor
+        // alone costs more than all of a write's other reads).
+        guard try newestLoggedRevision(db) > revision else { return [] }
         // Compiled once per connection: every transaction of the writer runs it.
         let statement = try db.cachedStatement(
             sql: """

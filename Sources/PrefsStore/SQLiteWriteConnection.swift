@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import PrefsEngine
 import PrefsKit
 
@@ -17,27 +16,8 @@ struct SQLiteWriteConnection: WriteConnection {
     /// change log's primary key.
     func begin(after revision: Revision) throws -> ChangeLogPage {
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
-        // With one writer the log's newest revision is the engine's own: the log is read as rows
-        // only when another writer has committed after it (making a row cursor alone costs more
-        // than all of a write's other reads).
-        guard try newestLoggedRevision() > revision else { return ChangeLogPage(changes: [], oldestRevision: 0) }
         return ChangeLogPage(
             changes: try ChangeLogRecords.changes(db, after: revision, through: .max, limit: .max), oldestRevision: 0)
-    }
-
-    /// The change log's newest revision, 0 if it is empty: one integer, stepped through SQLite's C
-    /// API on a statement compiled once (GRDB's generic fetch of one value costs ten times the
-    /// query, at every transaction).
-    private func newestLoggedRevision() throws -> Revision {
-        let statement = try db.cachedStatement(sql: "SELECT ifnull(max(revision), 0) FROM change").sqliteStatement
-        sqlite3_reset(statement)
-        defer { sqlite3_reset(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else {
-            let connection = db.sqliteConnection
-            throw DatabaseError(
-                resultCode: ResultCode(rawValue: sqlite3_errcode(connection)), message: String(cString: sqlite3_errmsg(connection)))
-        }
-        return sqlite3_column_int64(statement, 0)
     }
 
     func commit(newestRevision: Revision) throws {
