@@ -16,16 +16,24 @@ struct ChangeIntakeTests {
     /// Writes, as another engine would, `key` = `value` at `scope` with the next revision (and the
     /// log entry for it), bypassing `store`.
     static func writeElsewhere(_ store: EmbeddedStore, _ key: String, _ value: JSONValue, scope: ScopePath) throws {
+        try writeElsewhere(store, [(key, value, scope)])
+    }
+
+    /// Writes, as another engine would, each of `writes` with the next revision, in one transaction.
+    static func writeElsewhere(_ store: EmbeddedStore, _ writes: [(key: String, value: JSONValue, scope: ScopePath)]) throws {
         let queue = try DatabaseQueue(path: store.path)
         defer { try? queue.close() }
         try queue.write { db in
-            let revision = try ChangeLogRecords.bounds(db).current + 1
-            let old = try String.fetchOne(
-                db, sql: "SELECT value FROM preference WHERE key = ? AND scope = ?", arguments: [key, scope.path])
-            try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
-            try ChangeLogRecords.append(
-                db, LoggedChange(event: ChangeEvent(revision: revision, kind: .set, key: key, scope: scope, value: value), oldValue: old),
-                at: Date().timeIntervalSince1970)
+            for (key, value, scope) in writes {
+                let revision = try ChangeLogRecords.bounds(db).current + 1
+                let old = try String.fetchOne(
+                    db, sql: "SELECT value FROM preference WHERE key = ? AND scope = ?", arguments: [key, scope.path])
+                try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
+                try ChangeLogRecords.append(
+                    db,
+                    LoggedChange(event: ChangeEvent(revision: revision, kind: .set, key: key, scope: scope, value: value), oldValue: old),
+                    at: Date().timeIntervalSince1970)
+            }
         }
     }
 
@@ -70,6 +78,18 @@ struct ChangeIntakeTests {
             store.catchUp()
             try await store.set("k.c", to: 1)  // 4: the engine's own, after it
             #expect(try await watch.take(2).map(\.summary) == ["3 set k.a@/=\"z\"", "4 set k.c@/=1"])
+        }
+    }
+
+    @Test("A wake-up more than a page behind reads page after page, until one comes back short")
+    func takenInPageByPage() async throws {
+        try await withStore(makeStore()) { store in
+            var watch = WatchReader(store.watch(WatchRequest(keys: ["k.0", "k.2499"])))
+            try Self.writeElsewhere(store, (0..<2500).map { ("k.\($0)", .integer(Int64($0)), ScopePath.root) })
+            store.catchUp()
+            #expect(try await watch.take(2).map(\.summary) == ["1 set k.0@/=0", "2500 set k.2499@/=2499"])
+            #expect(try await store.status().revision == 2500)
+            #expect(try await store.resolve("k.1000").value == 1000)
         }
     }
 

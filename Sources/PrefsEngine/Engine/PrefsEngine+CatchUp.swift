@@ -72,16 +72,19 @@ extension PrefsEngine {
         }
     }
 
-    /// One pass of ``catchUp()``.
+    /// One pass of ``catchUp()``: pages of the change log until one comes back short of a full
+    /// page, which ends at the newest revision the log had. (A commit after that read wakes the
+    /// engine again: its notification follows it.)
     private func catchUpOnce() async throws {
+        let pageSize = 1000
         while true {
             let applied = cache.read { $0.revision }
-            let page = try await storage.changeLog(after: applied, through: .max, limit: 1000)
+            let page = try await storage.changeLog(after: applied, through: .max, limit: pageSize)
             guard applied >= page.oldestRevision - 1 else {
                 throw PrefsError.compacted(since: applied, oldest: page.oldestRevision)
             }
-            guard !page.changes.isEmpty else { return }
             try intake.take(page)
+            guard page.changes.count == pageSize else { return }
         }
     }
 }
