@@ -10,7 +10,8 @@ import PrefsKit
 ///
 /// A transaction first locks the one-row revision counter, so that writers on every host commit
 /// one at a time, in revision order; it reads what others committed since this host's newest
-/// revision, which the engine takes in before its own. Preference rows and log entries wait in
+/// revision, which the engine takes in before its own — both in one call (`prefsd_begin`), in a
+/// transaction the previous commit opened (`COMMIT AND CHAIN`). Preference rows and log entries wait in
 /// ``PendingWrites`` and go out in one statement before `COMMIT`; draft rows are written at once,
 /// since later requests read them back. A request's savepoint is sent only if the request writes
 /// a row at once: for the rest, forgetting its pending writes undoes it.
@@ -25,6 +26,9 @@ final class PostgresWriteConnection: WriteConnection {
     private var pending = PendingWrites()
     /// The revision counter when the transaction began.
     private var startRevision: Revision = 0
+    /// Whether the connection is in a transaction no batch has used yet (the one `COMMIT AND
+    /// CHAIN` opened), so a batch begins without `BEGIN`.
+    private var transactionOpen = false
     /// Whether a statement failed outside a savepoint: the transaction can only roll back.
     private var aborted = false
     /// The request savepoint in progress: whether `SAVEPOINT` has been sent for it.
@@ -41,8 +45,17 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Every key's stored state and the log's bounds, in one read-only snapshot.
     func loadSnapshot() throws -> StorageSnapshot {
+        if transactionOpen {
+            _ = try? run("ROLLBACK")
+            transactionOpen = false
+        }
         try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        defer { rollback() }
+        transactionOpen = true
+        defer {
+            // Not rollback(): the transaction it would chain would be read-only.
+            _ = try? run("ROLLBACK")
+            transactionOpen = false
+        }
         let state = try run("SELECT newest_revision, oldest_revision FROM change_log_state WHERE id = 1")
         guard let bounds = state.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database has no change_log_state row; it was not made by prefsd.")
@@ -78,36 +91,53 @@ final class PostgresWriteConnection: WriteConnection {
         pending = PendingWrites()
         aborted = false
         savepointSent = nil
+        let rows: [PostgresRow]
         do {
-            try run("BEGIN")
+            rows = try lockAndRead(after: revision)
         } catch where connection != nil && isConnectionFailure(error) {
             // A connection that went stale while idle (the server restarted): once more, anew.
             close()
-            try run("BEGIN")
+            aborted = false
+            rows = try lockAndRead(after: revision)
         }
-        let state = try run("SELECT newest_revision, oldest_revision FROM change_log_state WHERE id = 1 FOR UPDATE")
-        guard let row = state.first?.makeRandomAccess() else {
+        guard let row = rows.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database has no change_log_state row; it was not made by prefsd.")
         }
-        startRevision = try row["newest_revision"].decode(Int64.self)
-        let oldest = try row["oldest_revision"].decode(Int64.self)
-        guard startRevision > revision else { return ChangeLogPage(changes: [], oldestRevision: oldest) }
-        return try PostgresRows.changePage(
-            run(PostgresRows.changePageQuery(after: revision, through: startRevision, limit: Int(Int32.max))))
+        startRevision = try row["log_newest_revision"].decode(Int64.self)
+        return try PostgresRows.changePage(rows)
     }
 
+    /// Opens a transaction unless one is open already, then locks the counter and reads the
+    /// changes after `revision` (`prefsd_begin`, one round trip).
+    private func lockAndRead(after revision: Revision) throws -> [PostgresRow] {
+        if transactionOpen, connection?.isClosed ?? true {
+            // The transaction opened for this batch went with its connection.
+            transactionOpen = false
+        }
+        if !transactionOpen {
+            try run("BEGIN")
+            transactionOpen = true
+        }
+        return try run("SELECT * FROM prefsd_begin(\(revision))")
+    }
+
+    /// Commits, and opens the next batch's transaction in the same round trip (`COMMIT AND
+    /// CHAIN`): between batches the connection is idle in a transaction that has neither locked
+    /// nor read anything yet, so it holds nothing back.
     func commit(newestRevision: Revision) throws {
         if !pending.isEmpty || newestRevision > startRevision {
             try run(pending.statement(newestRevision: newestRevision, startRevision: startRevision, payload: "\(hostID) \(newestRevision)"))
         }
-        try run("COMMIT")
+        try run("COMMIT AND CHAIN")
         pending = PendingWrites()
     }
 
+    /// Rolls back, and opens the next batch's transaction (`ROLLBACK AND CHAIN`).
     func rollback() {
         pending = PendingWrites()
+        transactionOpen = false
         guard let connection, !connection.isClosed else { return }
-        _ = try? connection.query("ROLLBACK", logger: logger).wait()
+        transactionOpen = (try? connection.query("ROLLBACK AND CHAIN", logger: logger).wait()) != nil
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -262,9 +292,15 @@ final class PostgresWriteConnection: WriteConnection {
         }
     }
 
-    /// The connection, made anew if there is none or it has closed.
+    /// The connection, made anew if there is none or it has closed — but never inside a
+    /// transaction: the rest of it would run outside one, on the new connection.
     private func connected() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
+        guard !transactionOpen else {
+            transactionOpen = false
+            aborted = true
+            throw PostgresErrors.unreachable(location, detail: "the connection was lost during the transaction")
+        }
         let made = try PostgresConnection.connect(
             on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
         ).wait()
@@ -278,6 +314,7 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Closes the connection (the next statement makes a new one).
     func close() {
+        transactionOpen = false
         guard let connection else { return }
         self.connection = nil
         _ = try? connection.close().wait()
