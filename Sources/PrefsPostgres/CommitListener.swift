@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import PrefsKit
 import Synchronization
 
 /// Wakes a host when other hosts commit: it listens on a connection of its own for the
@@ -13,11 +14,12 @@ final class CommitListener: Sendable {
 
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    /// Starts listening; `wake` is called from any thread. Notifications this host sent
-    /// (`hostID`) do not wake it: it has taken its own commits in already.
+    /// Starts listening; `wake` is called from any thread, with the revision a notification
+    /// announces (nil for a reconnection or a tick). Notifications this host sent (`hostID`) do
+    /// not wake it: it has taken its own commits in already.
     init(
         configuration: PostgresConnection.Configuration, hostID: String, tick: Duration, logger: Logger,
-        wake: @escaping @Sendable () -> Void
+        wake: @escaping @Sendable (_ announced: Revision?) -> Void
     ) {
         let listening = Task {
             var pause = Duration.milliseconds(50)
@@ -28,9 +30,9 @@ final class CommitListener: Sendable {
                     pause = .milliseconds(50)
                     try await connection.listen(on: Self.channel) { notifications in
                         // Subscribed: whatever committed while there was no subscription is read now.
-                        wake()
+                        wake(nil)
                         for try await notification in notifications where !notification.payload.hasPrefix(hostID + " ") {
-                            wake()
+                            wake(notification.payload.split(separator: " ").last.flatMap { Revision($0) })
                         }
                     }
                 } catch {
@@ -41,7 +43,7 @@ final class CommitListener: Sendable {
             }
         }
         let ticking = Task {
-            while (try? await Task.sleep(for: tick)) != nil { wake() }
+            while (try? await Task.sleep(for: tick)) != nil { wake(nil) }
         }
         tasks.withLock { $0 = [listening, ticking] }
     }

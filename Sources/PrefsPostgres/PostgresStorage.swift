@@ -108,7 +108,7 @@ public final class PostgresStorage: PrefsStorage {
         writer.async(body)
     }
 
-    public func observeCommitsElsewhere(_ wake: @escaping @Sendable () -> Void) {
+    public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         let started = CommitListener(
             configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick, logger: logger,
             wake: wake)

@@ -80,7 +80,7 @@ public final class SQLiteStorage: PrefsStorage {
         pool.asyncWriteWithoutTransaction { db in body(SQLiteWriteConnection(db: db, storage: self)) }
     }
 
-    public func observeCommitsElsewhere(_ wake: @escaping @Sendable () -> Void) {
+    public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         // This process owns the database: no one else commits.
     }
 

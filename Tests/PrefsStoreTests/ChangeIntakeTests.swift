@@ -81,6 +81,19 @@ struct ChangeIntakeTests {
         }
     }
 
+    @Test("A notification announcing a revision taken in already reads nothing; one announcing a newer revision takes it in")
+    func announcedRevisions() async throws {
+        try await withStore(makeStore()) { store in
+            var watch = WatchReader(store.watch(WatchRequest(keys: ["k"])))
+            try Self.writeElsewhere(store, "k", 1, scope: "/")  // 1, elsewhere
+            store.catchUp(toReach: 0)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await store.status().revision == 0, "revision 0 is taken in: the log was not read")
+            store.catchUp(toReach: 1)
+            #expect(try await watch.take(1).map(\.summary) == ["1 set k@/=1"])
+        }
+    }
+
     @Test("A wake-up more than a page behind reads page after page, until one comes back short")
     func takenInPageByPage() async throws {
         try await withStore(makeStore()) { store in

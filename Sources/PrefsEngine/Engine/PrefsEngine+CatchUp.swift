@@ -44,6 +44,15 @@ extension PrefsEngine {
         throw PrefsError.behind(revision: revision, applied: applied)
     }
 
+    /// ``catchUp()``, unless `announced` — the revision another writer's commit reached, as its
+    /// notification says — is taken in already: the engine's own writer takes in what others
+    /// committed as it begins each transaction, so on a host that writes too, most notifications
+    /// arrive after their changes.
+    func catchUp(toReach announced: Revision?) {
+        if let announced, cache.read({ $0.revision }) >= announced { return }
+        catchUp()
+    }
+
     /// Reads the change log after the newest revision applied and takes it in, page by page,
     /// until it is current. One catch-up runs at a time; a wake-up meanwhile makes it read once
     /// more when it is done, so no wake-up is lost.

@@ -85,7 +85,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
             )
         )
         startProgressEvents()
-        storage.observeCommitsElsewhere { [weak self] in self?.catchUp() }
+        storage.observeCommitsElsewhere { [weak self] announced in self?.catchUp(toReach: announced) }
     }
 
     deinit {

@@ -41,10 +41,10 @@ public protocol PrefsStorage: Sendable {
     func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void)
 
     /// Calls `wake` (from any thread) whenever other writers may have committed changes the
-    /// engine has not taken in: after a notification, a reconnection, and on a periodic safety
-    /// tick. The change log is the truth; a wake-up only says when to read it. A storage with one
-    /// writer never calls it.
-    func observeCommitsElsewhere(_ wake: @escaping @Sendable () -> Void)
+    /// engine has not taken in: after a notification — with the revision it announces — and,
+    /// with nil, after a reconnection and on a periodic safety tick. The change log is the truth;
+    /// a wake-up only says when to read it. A storage with one writer never calls it.
+    func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void)
 
     /// The changes after `revision` up to `through`, in order, at most `limit` of them, and the
     /// oldest revision the log held when they were read (in the same read, so that compaction
