@@ -57,23 +57,52 @@ struct PendingWrites {
     /// `newestRevision`, and — when the transaction made changes (`newestRevision` is above
     /// `startRevision`) — notifies the other hosts with `payload`: a call of `prefsd_commit`
     /// (`Migrations/postgres/`), whose statements PostgreSQL plans once per connection, not at
-    /// every commit.
+    /// every commit. The transaction holds the revision counter already.
     func statement(newestRevision: Revision, startRevision: Revision, payload: String) throws -> PostgresQuery {
-        let upserted = try Self.json(values.compactMap { row, write in
-            write.map { ValueRow(key: row.key, scope: row.scope, value: $0.value, revision: $0.revision) }
-        })
-        let deleted = try Self.json(values.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
-        let locked = try Self.json(locks.compactMap { row, revision in
-            revision.map { LockRow(key: row.key, scope: row.scope, revision: $0) }
-        })
-        let unlocked = try Self.json(locks.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
-        let registered = try Self.json(schemas.map { SchemaRow(key: $0.key, definition: $0.value.definition, revision: $0.value.revision) })
-        let logged = try Self.json(changes)
+        let rows = try RowsJSON(self)
         return """
             SELECT prefsd_commit(
-                \(upserted)::jsonb, \(deleted)::jsonb, \(locked)::jsonb, \(unlocked)::jsonb, \(registered)::jsonb,
-                \(logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(startRevision), \(payload))
+                \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(startRevision),
+                \(payload))
             """
+    }
+
+    /// The statement that commits an optimistic transaction begun at `startRevision`, after
+    /// whatever other hosts committed since — unless one of their changes touches `keysRead` or
+    /// `draftsRead` (`prefsd_commit_after`). Its rows: the shift of this transaction's revisions,
+    /// and the others' changes.
+    func statementAfter(
+        startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String
+    ) throws -> PostgresQuery {
+        let rows = try RowsJSON(self)
+        let keys: [String] = if case .some(let keys) = keysRead { Array(keys) } else { [] }
+        return """
+            SELECT * FROM prefsd_commit_after(
+                \(startRevision), \(keys), \(keysRead == .all), \(Array(draftsRead.ids)), \(Array(draftsRead.accounts)),
+                \(Array(draftsRead.threads)), \(draftsRead.all),
+                \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix))
+            """
+    }
+
+    /// Everything pending as the JSON arrays of rows the commit functions take.
+    private struct RowsJSON {
+        var upserted, deleted, locked, unlocked, registered, logged: String
+
+        init(_ pending: PendingWrites) throws {
+            upserted = try PendingWrites.json(pending.values.compactMap { row, write in
+                write.map { ValueRow(key: row.key, scope: row.scope, value: $0.value, revision: $0.revision) }
+            })
+            deleted = try PendingWrites.json(pending.values.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+            locked = try PendingWrites.json(pending.locks.compactMap { row, revision in
+                revision.map { LockRow(key: row.key, scope: row.scope, revision: $0) }
+            })
+            unlocked = try PendingWrites.json(pending.locks.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+            registered = try PendingWrites.json(
+                pending.schemas.map { SchemaRow(key: $0.key, definition: $0.value.definition, revision: $0.value.revision) })
+            logged = try PendingWrites.json(pending.changes)
+        }
     }
 
     private static func json(_ rows: some Encodable) throws -> String {

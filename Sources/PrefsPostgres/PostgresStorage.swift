@@ -10,9 +10,10 @@ import Synchronization
 /// A PostgreSQL database that any number of hosts share: the storage under ``PostgresStore``
 /// and a `prefsd` started with `--postgres URL`.
 ///
-/// Revisions are one gap-free counter for every host: a write transaction locks the one-row
-/// counter first, so transactions commit one at a time in revision order, and each host's group
-/// commit puts all the requests waiting on it in one transaction. Each commit notifies the other
+/// Revisions are one gap-free counter for every host, fixed under the lock of a one-row counter
+/// as each transaction commits, so their order is commit order; each host's group commit puts
+/// all the requests waiting on it in one transaction, and hosts' transactions run side by side
+/// until they commit (``PostgresWriteConnection``). Each commit notifies the other
 /// hosts (``CommitListener``), which read the change log after their newest revision — on a
 /// notification, when their listening connection is made again, and on a periodic tick — so a
 /// change reaches every host, once and in order, whatever was lost on the way.

@@ -8,10 +8,12 @@ import PrefsKit
 /// The writer's connection to PostgreSQL, lent to the engine for each group commit. Every call
 /// waits for the database on the writer's own thread (never an event loop).
 ///
-/// A transaction first locks the one-row revision counter, so that writers on every host commit
-/// one at a time, in revision order; it reads what others committed since this host's newest
-/// revision, which the engine takes in before its own — both in one call (`prefsd_begin`), in a
-/// transaction the previous commit opened (`COMMIT AND CHAIN`). Preference rows and log entries wait in
+/// A transaction begins — in the transaction the previous commit opened (`COMMIT AND CHAIN`) — by
+/// reading what other hosts committed since this host's newest revision, which the engine takes
+/// in before its own. An optimistic one takes the one-row revision counter only as it commits
+/// (`prefsd_commit_after`), so hosts' batches run side by side and only their commits queue on
+/// the counter; one that must not be overtaken (it is run again after a conflict) locks the
+/// counter as it begins (`prefsd_begin`). Preference rows and log entries wait in
 /// ``PendingWrites`` and go out in one statement before `COMMIT`; draft rows are written at once,
 /// since later requests read them back. A request's savepoint is sent only if the request writes
 /// a row at once: for the rest, forgetting its pending writes undoes it.
@@ -29,6 +31,10 @@ final class PostgresWriteConnection: WriteConnection {
     /// Whether the connection is in a transaction no batch has used yet (the one `COMMIT AND
     /// CHAIN` opened), so a batch begins without `BEGIN`.
     private var transactionOpen = false
+    /// Whether the transaction began without the revision counter (it takes it as it commits).
+    private var optimistic = false
+    /// The drafts the transaction read, when it is optimistic.
+    private var draftsRead = DraftsRead()
     /// Whether a statement failed outside a savepoint: the transaction can only roll back.
     private var aborted = false
     /// The request savepoint in progress: whether `SAVEPOINT` has been sent for it.
@@ -87,18 +93,26 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Transactions
 
-    func begin(after revision: Revision) throws -> ChangeLogPage {
+    /// Begins the batch's transaction and reads the changes other hosts committed after
+    /// `revision`, in one round trip: locking the revision counter first (`prefsd_begin`), or,
+    /// when `optimistic`, not (`prefsd_read`: the counter is taken as the batch commits,
+    /// `prefsd_commit_after`).
+    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         pending = PendingWrites()
         aborted = false
         savepointSent = nil
+        self.optimistic = optimistic
+        draftsRead = DraftsRead()
+        let query: PostgresQuery =
+            optimistic ? "SELECT * FROM prefsd_read(\(revision))" : "SELECT * FROM prefsd_begin(\(revision))"
         let rows: [PostgresRow]
         do {
-            rows = try lockAndRead(after: revision)
+            rows = try openAndRead(query)
         } catch where connection != nil && isConnectionFailure(error) {
             // A connection that went stale while idle (the server restarted): once more, anew.
             close()
             aborted = false
-            rows = try lockAndRead(after: revision)
+            rows = try openAndRead(query)
         }
         guard let row = rows.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database has no change_log_state row; it was not made by prefsd.")
@@ -107,9 +121,8 @@ final class PostgresWriteConnection: WriteConnection {
         return try PostgresRows.changePage(rows)
     }
 
-    /// Opens a transaction unless one is open already, then locks the counter and reads the
-    /// changes after `revision` (`prefsd_begin`, one round trip).
-    private func lockAndRead(after revision: Revision) throws -> [PostgresRow] {
+    /// Opens a transaction unless one is open already, then runs `query` in it.
+    private func openAndRead(_ query: PostgresQuery) throws -> [PostgresRow] {
         if transactionOpen, connection?.isClosed ?? true {
             // The transaction opened for this batch went with its connection.
             transactionOpen = false
@@ -118,18 +131,42 @@ final class PostgresWriteConnection: WriteConnection {
             try run("BEGIN")
             transactionOpen = true
         }
-        return try run("SELECT * FROM prefsd_begin(\(revision))")
+        return try run(query)
     }
 
     /// Commits, and opens the next batch's transaction in the same round trip (`COMMIT AND
     /// CHAIN`): between batches the connection is idle in a transaction that has neither locked
     /// nor read anything yet, so it holds nothing back.
-    func commit(newestRevision: Revision) throws {
-        if !pending.isEmpty || newestRevision > startRevision {
+    ///
+    /// An optimistic transaction takes the revision counter here: if other hosts committed since
+    /// it began, its changes go after theirs (returned, with the shift of its revisions), unless
+    /// theirs touch what it read — then it throws ``StorageConflict``, and has written nothing.
+    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
+        defer { pending = PendingWrites() }
+        // Optimistic, the batch worked on the engine's state at `base`, which may be past what
+        // this transaction read at its start (the engine takes in other hosts' commits as they come).
+        if optimistic { startRevision = base }
+        guard !pending.isEmpty || newestRevision > startRevision else {
+            try run("COMMIT AND CHAIN")
+            return nil
+        }
+        guard optimistic else {
             try run(pending.statement(newestRevision: newestRevision, startRevision: startRevision, payload: "\(hostID) \(newestRevision)"))
+            try run("COMMIT AND CHAIN")
+            return nil
+        }
+        let rows: [PostgresRow]
+        do {
+            rows = try run(
+                pending.statementAfter(
+                    startRevision: startRevision, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
+                    payloadPrefix: "\(hostID) "))
+        } catch let error as PSQLError where Self.concurrencyStates.contains(error.serverInfo?[.sqlState] ?? "") {
+            throw StorageConflict(error.serverInfo?[.message] ?? "another host committed first")
         }
         try run("COMMIT AND CHAIN")
-        pending = PendingWrites()
+        guard let shift = try rows.first?.makeRandomAccess()["shift"].decode(Int64.self), shift > 0 else { return nil }
+        return CommitRebase(shift: shift, committedBefore: try PostgresRows.changePage(rows))
     }
 
     /// Rolls back, and opens the next batch's transaction (`ROLLBACK AND CHAIN`).
@@ -201,11 +238,13 @@ final class PostgresWriteConnection: WriteConnection {
     // MARK: Drafts and blobs, written at once
 
     func draft(_ id: UUID) throws -> Draft? {
-        try drafts(PostgresRows.draftQuery(id)).first
+        draftsRead.read(id)
+        return try drafts(PostgresRows.draftQuery(id)).first
     }
 
     func drafts(account: String?, thread: String?) throws -> [Draft] {
-        try drafts(PostgresRows.draftsQuery(account: account, thread: thread))
+        draftsRead.listed(account: account, thread: thread)
+        return try drafts(PostgresRows.draftsQuery(account: account, thread: thread))
     }
 
     private func drafts(_ query: PostgresQuery) throws -> [Draft] {
@@ -270,14 +309,24 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Statements
 
-    /// Runs a statement that writes at once, inside the request's savepoint.
+    /// Runs a statement that writes at once, inside the request's savepoint. A row another
+    /// host's optimistic transaction wrote meanwhile (the same blob stored twice, a blob freed
+    /// under a new attachment) or a deadlock with one is a ``StorageConflict``: the batch runs
+    /// again, holding the others off.
     private func write(_ query: PostgresQuery) throws {
         if savepointSent == false {
             try run("SAVEPOINT request")
             savepointSent = true
         }
-        try run(query)
+        do {
+            try run(query)
+        } catch let error as PSQLError where Self.concurrencyStates.contains(error.serverInfo?[.sqlState] ?? "") {
+            throw StorageConflict(error.serverInfo?[.message] ?? "another host wrote the same rows")
+        }
     }
+
+    /// Unique and foreign-key violations, serialization failures, deadlocks.
+    private static let concurrencyStates: Set<String> = ["23505", "23503", "40001", "40P01"]
 
     /// Runs `query` and waits for its rows.
     @discardableResult

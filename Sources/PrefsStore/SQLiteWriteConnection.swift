@@ -14,15 +14,18 @@ struct SQLiteWriteConnection: WriteConnection {
     /// `BEGIN IMMEDIATE`, and the changes committed after `revision` by anything else: this
     /// process owns the database, so there are none, and reading them costs one look-up in the
     /// change log's primary key.
-    func begin(after revision: Revision) throws -> ChangeLogPage {
+    /// SQLite has one writer: a transaction always holds off the others (other processes'
+    /// connections), and is never rebased.
+    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         return ChangeLogPage(
             changes: try ChangeLogRecords.changes(db, after: revision, through: .max, limit: .max), oldestRevision: 0)
     }
 
-    func commit(newestRevision: Revision) throws {
+    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
         try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         storage.scheduleCheckpoint()
+        return nil
     }
 
     func rollback() {

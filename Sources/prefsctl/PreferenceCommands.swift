@@ -38,6 +38,8 @@ struct StatusCommand: AsyncParsableCommand {
             ["commits", figures.count("prefsd_commits_total")],
             ["requests per commit, mean", figures.mean("prefsd_commit_batch_requests")],
             ["commit sync, mean", figures.mean("prefsd_commit_seconds", scale: 1000, unit: " ms")],
+            ["commits after other hosts'", figures.count("prefsd_commit_rebases_total")],
+            ["batches run again (conflicts)", figures.count("prefsd_commit_conflicts_total")],
             ["watch events sent", figures.count("prefsd_watch_events_total")],
             ["watches overflowed", figures.count("prefsd_watch_overflows_total")],
             ["watches compacted", figures.count("prefsd_watch_compacted_total")],

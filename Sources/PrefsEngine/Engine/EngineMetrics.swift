@@ -16,6 +16,12 @@ final class EngineMetrics: Sendable {
     let batchSize: Recorder
     /// `prefsd_commit_seconds`: how long each commit took to be durable (its sync).
     let commitTime: Timer
+    /// `prefsd_commit_rebases_total`: batches committed after changes other hosts committed
+    /// while they ran, their revisions moved past those.
+    let rebases: Counter
+    /// `prefsd_commit_conflicts_total`: batches run again because, running alongside other
+    /// hosts' writers, they read something one of those changed first.
+    let conflicts: Counter
     /// `prefsd_watch_events_total`: events queued to watchers (replayed and live, notices too).
     let eventsSent: Counter
     /// `prefsd_watch_overflows_total`: watches ended because their watcher fell behind.
@@ -38,6 +44,8 @@ final class EngineMetrics: Sendable {
         commits = Counter(label: "prefsd_commits_total", factory: factory)
         batchSize = Recorder(label: "prefsd_commit_batch_requests", factory: factory)
         commitTime = Timer(label: "prefsd_commit_seconds", factory: factory)
+        rebases = Counter(label: "prefsd_commit_rebases_total", factory: factory)
+        conflicts = Counter(label: "prefsd_commit_conflicts_total", factory: factory)
         eventsSent = Counter(label: "prefsd_watch_events_total", factory: factory)
         overflows = Counter(label: "prefsd_watch_overflows_total", factory: factory)
         compacted = Counter(label: "prefsd_watch_compacted_total", factory: factory)

@@ -10,14 +10,21 @@ import PrefsKit
 public protocol WriteConnection {
     // MARK: Transactions
 
-    /// Begins a transaction that holds off every other writer of the database until it commits
-    /// or rolls back, and returns the changes other writers committed after `revision` (the
-    /// newest the engine has applied), in order — none where the engine is the only writer.
-    func begin(after revision: Revision) throws -> ChangeLogPage
+    /// Begins a transaction and returns the changes other writers committed after `revision`
+    /// (the newest the engine has applied), in order — none where the engine is the only writer.
+    ///
+    /// The transaction holds off every other writer until it ends — unless it is `optimistic`
+    /// and the storage lets writers run side by side: then ``commit(newestRevision:keysRead:)``
+    /// commits the batch after whatever others committed meanwhile, or throws
+    /// ``StorageConflict`` if they changed something the batch read.
+    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage
 
     /// Records `newestRevision` as the database's newest (telling other writers, where there
-    /// are any) and commits.
-    func commit(newestRevision: Revision) throws
+    /// are any) and commits. After an optimistic ``begin(after:optimistic:)``, the batch's
+    /// changes follow `base`, the revision whose state it worked on: if others committed after
+    /// it, returns how the batch's revisions moved past theirs — or throws ``StorageConflict``
+    /// if those others changed one of `keysRead` (or a draft the transaction read).
+    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase?
 
     /// Rolls the transaction back, unless the database already has.
     func rollback()

@@ -19,8 +19,19 @@ final class GroupCommitWriter: Sendable {
     /// A queued request: `perform` runs it inside the transaction and returns what to do once the
     /// transaction has committed (or failed); `fail` reports that the request itself failed.
     private struct Job: Sendable {
-        var perform: @Sendable (WriteBatch) throws -> @Sendable (Result<Void, any Error>) -> Void
+        /// Runs the request; what it returns reports the outcome, with the move of the batch's
+        /// revisions when the storage committed it after other writers' changes.
+        var perform: @Sendable (WriteBatch) throws -> @Sendable (Result<RevisionShift?, any Error>) -> Void
         var fail: @Sendable (any Error) -> Void
+    }
+
+    /// How an attempt at committing a batch ended.
+    private enum Attempt {
+        /// Committed, or failed for good: what reports each request's outcome.
+        case done(() -> Void)
+        /// Another writer changed what the batch read before it could commit: nothing was
+        /// written, and the batch can run again.
+        case conflict(StorageConflict)
     }
 
     private struct Queue: ~Copyable {
@@ -69,7 +80,7 @@ final class GroupCommitWriter: Sendable {
         let job = Job(
             perform: { batch in
                 let value = try work(batch)
-                return { outcome in completion(outcome.map { value }) }
+                return { outcome in completion(outcome.map { shift in shift?.apply(to: value) ?? value }) }
             },
             fail: { error in completion(.failure(error)) }
         )
@@ -120,13 +131,38 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Commits `jobs` in one transaction, and returns what reports each one's outcome.
+    ///
+    /// Where the storage lets writers run side by side (several hosts on PostgreSQL), the batch
+    /// first runs without holding the others off, and is committed after whatever they committed
+    /// meanwhile; if they changed something it read, it runs again, holding them off from its
+    /// start (and once more if that too is caught up in one of theirs, in a deadlock).
     private func commit(_ jobs: [Job], _ connection: any WriteConnection) -> () -> Void {
-        var acknowledgements: [@Sendable (Result<Void, any Error>) -> Void] = []
+        var conflict: StorageConflict?
+        for optimistic in [true, false, false] {
+            switch attempt(jobs, connection, optimistic: optimistic) {
+            case .done(let report):
+                return report
+            case .conflict(let found):
+                metrics.conflicts.increment()
+                conflict = found
+            }
+        }
+        let failure = PrefsError(
+            .unavailable, "Other hosts kept changing what this write read (\(conflict?.reason ?? "")); nothing was stored. Retry.")
+        return { for job in jobs { job.fail(failure) } }
+    }
+
+    /// Runs `jobs` in one transaction and commits it.
+    private func attempt(_ jobs: [Job], _ connection: any WriteConnection, optimistic: Bool) -> Attempt {
+        var acknowledgements: [@Sendable (Result<RevisionShift?, any Error>) -> Void] = []
+        /// The requests that failed on their own, reported once the attempt is final.
+        var failures: [(job: Job, error: any Error)] = []
         /// How many jobs have run (and were acknowledged or failed on their own).
         var ran = 0
         let batch: WriteBatch
+        var shift: RevisionShift?
         do {
-            let committedElsewhere = try connection.begin(after: hooks.appliedRevision())
+            let committedElsewhere = try connection.begin(after: hooks.appliedRevision(), optimistic: optimistic)
             do {
                 try hooks.applyCommittedElsewhere(committedElsewhere)
                 batch = hooks.makeBatch(connection)
@@ -139,35 +175,51 @@ final class GroupCommitWriter: Sendable {
                         // whole transaction is rolled back, which is the same.
                         acknowledgements.append(
                             jobs.count == 1 ? try job.perform(batch) : try connection.savepoint { try job.perform(batch) })
+                    } catch let conflict as StorageConflict {
+                        throw conflict
                     } catch {
                         batch.restore(checkpoint)
-                        job.fail(connection.translate(error))
+                        failures.append((job, connection.translate(error)))
                         if jobs.count == 1 { throw error }
                     }
                 }
                 try connection.checkTransactionIsOpen()
                 try hooks.finishTransaction(batch)
                 let syncing = ContinuousClock.now
-                try connection.commit(newestRevision: batch.revision)
+                let rebase = try connection.commit(
+                    newestRevision: batch.revision, following: batch.baseRevision, keysRead: batch.keysRead)
                 let (seconds, attoseconds) = (ContinuousClock.now - syncing).components
                 metrics.commitTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
                 metrics.commits.increment()
                 metrics.batchSize.record(jobs.count)
+                if let rebase {
+                    // Committed after others' changes: those are taken in first, then the
+                    // batch's own, moved past them.
+                    metrics.rebases.increment()
+                    try hooks.applyCommittedElsewhere(rebase.committedBefore)
+                    shift = batch.rebase(by: rebase.shift)
+                }
             } catch {
                 connection.rollback()
                 throw error
             }
+        } catch let conflict as StorageConflict {
+            return .conflict(conflict)
         } catch {
             // The first error is the one to report, to the requests that ran and to those that
             // never did (the transaction could not begin, or the batch failed before them).
             let failure = connection.translate(error)
             let neverRan = jobs[ran...]
-            return {
+            return .done {
+                for (job, error) in failures { job.fail(error) }
                 for acknowledge in acknowledgements { acknowledge(.failure(failure)) }
                 for job in neverRan { job.fail(failure) }
             }
         }
         hooks.didCommit(batch)
-        return { for acknowledge in acknowledgements { acknowledge(.success(())) } }
+        return .done { [shift] in
+            for (job, error) in failures { job.fail(error) }
+            for acknowledge in acknowledgements { acknowledge(.success(shift)) }
+        }
     }
 }

@@ -33,6 +33,12 @@ final class WriteBatch {
     var oldestRevision: Revision
     /// The changes made so far, in revision order.
     private(set) var changes: [CommittedChange] = []
+    /// The revision whose state the batch works on: its changes follow it.
+    let baseRevision: Revision
+    /// The keys whose state the batch's requests looked at (``state(of:)``), and whether they
+    /// looked at every key (``allKeys()``): what no other writer may have changed meanwhile.
+    private var keysLookedAt: Set<String> = []
+    private var lookedAtAllKeys = false
 
     init(
         connection: any WriteConnection, cache: PreferenceCache, rules: PreferenceWriteRules,
@@ -44,16 +50,19 @@ final class WriteBatch {
         self.overrides = overrides
         self.time = time
         (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
+        baseRevision = revision
     }
 
     /// A key's state as this batch sees it: its own changes, else the committed state.
     func state(of key: String) -> KeyState? {
+        keysLookedAt.insert(key)
         if let state = touched[key] { return state }
         return cache.state(of: key)
     }
 
     /// Every key this batch would see, for operations that scan (dump, recursive reset).
     func allKeys() -> [String: KeyState] {
+        lookedAtAllKeys = true
         var keys = cache.read { $0.keys }
         for (key, state) in touched { keys[key] = state }
         return keys
@@ -88,6 +97,22 @@ final class WriteBatch {
         try connection.appendChange(LoggedChange(event: event, oldValue: oldValue), at: time)
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
+    }
+
+    /// The keys the batch read (and so wrote): a storage that lets writers run side by side
+    /// commits the batch after another's changes only if these are not among them.
+    var keysRead: KeysRead {
+        lookedAtAllKeys ? .all : .some(keysLookedAt)
+    }
+
+    /// Moves the batch's revisions up by `count`, once the storage has committed it after that
+    /// many changes of other writers (``CommitRebase``), and returns the move, for the answers.
+    func rebase(by count: Revision) -> RevisionShift {
+        let shift = RevisionShift(base: baseRevision, shift: count)
+        touched = touched.mapValues { $0?.shifted(shift) }
+        changes = changes.map { $0.shifted(shift) }
+        revision += count
+        return shift
     }
 
     /// Where a failed request's changes are undone to.

@@ -1,0 +1,46 @@
+import PrefsKit
+
+/// A batch's revisions moved up past changes other writers committed first (``CommitRebase``):
+/// each revision after ``base`` — the batch's own — by ``shift``. What the batch had computed
+/// with them (its key states, its events, the answers to its requests) moves with them.
+struct RevisionShift: Sendable {
+    /// The revision the batch worked from; those after it are the batch's own.
+    var base: Revision
+    /// How far they move.
+    var shift: Revision
+
+    /// `revision` moved, if it is one of the batch's.
+    func callAsFunction(_ revision: Revision) -> Revision {
+        revision > base ? revision + shift : revision
+    }
+
+    /// A request's answer with its revisions moved: only a ``WriteResult`` carries the store's
+    /// revisions (a draft carries its own).
+    func apply<T>(to value: T) -> T {
+        guard var result = value as? WriteResult else { return value }
+        result.revision = self(result.revision)
+        result.revisions = result.revisions?.map { self($0) }
+        return result as! T
+    }
+}
+
+extension KeyState {
+    /// The state with the batch's revisions moved.
+    func shifted(_ shift: RevisionShift) -> KeyState {
+        var state = self
+        for (scope, stored) in values { state.values[scope]?.revision = shift(stored.revision) }
+        for (scope, revision) in locks { state.locks[scope] = shift(revision) }
+        return state
+    }
+}
+
+extension CommittedChange {
+    /// The change with its revision, and those of the key's states around it, moved.
+    func shifted(_ shift: RevisionShift) -> CommittedChange {
+        var change = self
+        change.event.revision = shift(event.revision)
+        change.before = before?.shifted(shift)
+        change.after = after?.shifted(shift)
+        return change
+    }
+}
