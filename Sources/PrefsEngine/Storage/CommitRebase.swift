@@ -16,24 +16,3 @@ public struct CommitRebase: Sendable {
         self.committedBefore = committedBefore
     }
 }
-
-/// Thrown by a storage when a batch that ran alongside other writers read something one of them
-/// changed before it could commit: the engine runs the batch again, holding the others off.
-public struct StorageConflict: Error, Sendable {
-    /// What conflicted, for the logs.
-    public var reason: String
-
-    /// A conflict, saying what.
-    public init(_ reason: String) {
-        self.reason = reason
-    }
-}
-
-/// The preference keys a batch read (and so wrote): what another writer must not have changed
-/// for the batch to be committed after it.
-public enum KeysRead: Sendable, Equatable {
-    /// Every key (a dump, a load, a recursive reset).
-    case all
-    /// These keys.
-    case some(Set<String>)
-}

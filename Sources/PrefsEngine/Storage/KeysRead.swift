@@ -1,0 +1,8 @@
+/// The preference keys a batch read (and so wrote): what another writer must not have changed
+/// for the batch to be committed after it.
+public enum KeysRead: Sendable, Equatable {
+    /// Every key (a dump, a load, a recursive reset).
+    case all
+    /// These keys.
+    case some(Set<String>)
+}
