@@ -61,6 +61,8 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         let retain = configuration.retainChanges
         let rules = configuration.rules
         let overrides = configuration.overrides
+        // Only where other writers run alongside does a batch need to say what it read.
+        let tracksKeysRead = storage.hasOtherWriters
         let intake = ChangeIntake(cache: cache, hub: hub)
         let metrics = EngineMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
@@ -75,7 +77,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
                 makeBatch: { connection in
                     WriteBatch(
                         connection: connection, cache: cache, rules: rules, overrides: overrides,
-                        time: Date().timeIntervalSince1970)
+                        time: Date().timeIntervalSince1970, tracksKeysRead: tracksKeysRead)
                 },
                 finishTransaction: { batch in
                     batch.oldestRevision = try ChangeLogCompaction.compact(

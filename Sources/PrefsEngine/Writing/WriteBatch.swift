@@ -35,6 +35,9 @@ final class WriteBatch {
     private(set) var changes: [CommittedChange] = []
     /// The revision whose state the batch works on: its changes follow it.
     let baseRevision: Revision
+    /// Whether the batch records the keys it reads (``keysRead``): only where other writers run
+    /// alongside it.
+    private let tracksKeysRead: Bool
     /// The keys whose state the batch's requests looked at (``state(of:)``), and whether they
     /// looked at every key (``allKeys()``): what no other writer may have changed meanwhile.
     private var keysLookedAt: Set<String> = []
@@ -42,9 +45,10 @@ final class WriteBatch {
 
     init(
         connection: any WriteConnection, cache: PreferenceCache, rules: PreferenceWriteRules,
-        overrides: [String: JSONValue], time: Double
+        overrides: [String: JSONValue], time: Double, tracksKeysRead: Bool
     ) {
         self.connection = connection
+        self.tracksKeysRead = tracksKeysRead
         self.cache = cache
         self.rules = rules
         self.overrides = overrides
@@ -55,7 +59,7 @@ final class WriteBatch {
 
     /// A key's state as this batch sees it: its own changes, else the committed state.
     func state(of key: String) -> KeyState? {
-        keysLookedAt.insert(key)
+        if tracksKeysRead { keysLookedAt.insert(key) }
         if let state = touched[key] { return state }
         return cache.state(of: key)
     }
