@@ -1,36 +1,15 @@
 -- Hosts' group commits run side by side: a batch begins without locking the revision counter
--- and takes it only in the call that commits it (prefsd_commit_after). If others committed
--- meanwhile, and none of their changes touches what the batch read, the batch's revisions move
--- up past theirs and it commits; otherwise the call fails (serialization_failure) and the host
--- runs the batch again, holding the counter from its start (prefsd_begin). Revisions stay
--- gap-free and in commit order: they are fixed under the counter's lock.
+-- (prefsd_begin with `lock_counter` false) and takes it only in the call that commits it
+-- (prefsd_commit_after). If others committed meanwhile, and none of their changes touches what
+-- the batch read, the batch's revisions move up past theirs and it commits; otherwise the call
+-- fails (serialization_failure) and the host runs the batch again, holding the counter from its
+-- start (prefsd_begin with `lock_counter` true). Revisions stay gap-free and in commit order:
+-- they are fixed under the counter's lock.
 
 -- `rows` (JSON objects with a "revision") with each revision moved up by `shift`.
 CREATE FUNCTION prefsd_shift(rows jsonb, shift bigint) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(jsonb_agg(jsonb_set(r.element, '{revision}', to_jsonb((r.element ->> 'revision')::bigint + shift))), '[]'::jsonb)
     FROM jsonb_array_elements(rows) AS r(element)
-$$;
-
--- What an optimistic batch begins with: prefsd_begin without the lock — the log's newest and
--- oldest revision, and the changes after `after_revision` up to that newest.
-CREATE FUNCTION prefsd_read(after_revision bigint) RETURNS TABLE (
-    log_newest_revision bigint, log_oldest_revision bigint,
-    revision bigint, kind text, key text, scope text, value text, old_value text, draft text, attachment text,
-    account text, thread text, previous_thread text, draft_revision bigint, valid boolean
-) LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-    newest bigint;
-    oldest bigint;
-BEGIN
-    SELECT s.newest_revision, s.oldest_revision INTO newest, oldest FROM change_log_state s WHERE s.id = 1;
-    RETURN QUERY
-    SELECT newest, oldest, c.revision, c.kind, c.key, c.scope, c.value, c.old_value, c.draft, c.attachment,
-        c.account, c.thread, c.previous_thread, c.draft_revision, c.valid
-    FROM (SELECT 1) one
-    LEFT JOIN change c ON c.revision > after_revision AND c.revision <= newest
-    ORDER BY c.revision;
-END;
 $$;
 
 -- Commits an optimistic batch that began at revision `start`: locks the counter; if others have

@@ -94,9 +94,8 @@ enum PostgresRows {
             height: try row["height"].decode(Int?.self))
     }
 
-    /// The page ``changePageQuery(after:through:limit:)`` read, or a writer's `prefsd_begin`,
-    /// `prefsd_read` or `prefsd_commit_after` (`Migrations/postgres/`), whose rows have the same
-    /// columns.
+    /// The page ``changePageQuery(after:through:limit:)`` read, or a writer's `prefsd_begin` or
+    /// `prefsd_commit_after` (`Migrations/postgres/`), whose rows have the same columns.
     static func changePage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
         var changes: [LoggedChange] = []
         var oldest: Revision = 1

@@ -94,17 +94,15 @@ final class PostgresWriteConnection: WriteConnection {
     // MARK: Transactions
 
     /// Begins the batch's transaction and reads the changes other hosts committed after
-    /// `revision`, in one round trip: locking the revision counter first (`prefsd_begin`), or,
-    /// when `optimistic`, not (`prefsd_read`: the counter is taken as the batch commits,
-    /// `prefsd_commit_after`).
+    /// `revision`, in one round trip (`prefsd_begin`): locking the revision counter first, or,
+    /// when `optimistic`, not (the counter is taken as the batch commits, `prefsd_commit_after`).
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         pending = PendingWrites()
         aborted = false
         savepointSent = nil
         self.optimistic = optimistic
         draftsRead = DraftsRead()
-        let query: PostgresQuery =
-            optimistic ? "SELECT * FROM prefsd_read(\(revision))" : "SELECT * FROM prefsd_begin(\(revision))"
+        let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), \(!optimistic))"
         let rows: [PostgresRow]
         do {
             rows = try openAndRead(query)
