@@ -70,8 +70,9 @@ struct PendingWrites {
 
     /// The statement that commits an optimistic transaction begun at `startRevision`, after
     /// whatever other hosts committed since — unless one of their changes touches `keysRead` or
-    /// `draftsRead` (`prefsd_commit_after`). Its rows: the shift of this transaction's revisions,
-    /// and the others' changes.
+    /// `draftsRead` (`prefsd_commit_after`). Its rows: the others' changes, each with the log's
+    /// newest revision once they are in (this transaction's revisions move up by its distance from
+    /// `startRevision`).
     func statementAfter(
         startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String
     ) throws -> PostgresQuery {

@@ -143,28 +143,26 @@ final class PostgresWriteConnection: WriteConnection {
         defer { pending = PendingWrites() }
         // Optimistic, the batch worked on the engine's state at `base`, which may be past what
         // this transaction read at its start (the engine takes in other hosts' commits as they come).
-        if optimistic { startRevision = base }
-        guard !pending.isEmpty || newestRevision > startRevision else {
+        let start = optimistic ? base : startRevision
+        guard !pending.isEmpty || newestRevision > start else {
             try run("COMMIT AND CHAIN")
             return nil
         }
         guard optimistic else {
-            try run(pending.statement(newestRevision: newestRevision, startRevision: startRevision, payload: "\(hostID) \(newestRevision)"))
+            try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
             try run("COMMIT AND CHAIN")
             return nil
         }
-        let rows: [PostgresRow]
-        do {
-            rows = try run(
+        let rows = try conflictsAsStorageConflict {
+            try run(
                 pending.statementAfter(
-                    startRevision: startRevision, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
+                    startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
                     payloadPrefix: "\(hostID) "))
-        } catch let error as PSQLError where Self.concurrencyStates.contains(error.serverInfo?[.sqlState] ?? "") {
-            throw StorageConflict(error.serverInfo?[.message] ?? "another host committed first")
         }
         try run("COMMIT AND CHAIN")
-        guard let shift = try rows.first?.makeRandomAccess()["shift"].decode(Int64.self), shift > 0 else { return nil }
-        return CommitRebase(shift: shift, committedBefore: try PostgresRows.changePage(rows))
+        let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
+        guard newest > start else { return nil }
+        return CommitRebase(shift: newest - start, committedBefore: try PostgresRows.changePage(rows))
     }
 
     /// Rolls back, and opens the next batch's transaction (`ROLLBACK AND CHAIN`).
@@ -316,15 +314,18 @@ final class PostgresWriteConnection: WriteConnection {
             try run("SAVEPOINT request")
             savepointSent = true
         }
+        _ = try conflictsAsStorageConflict { try run(query) }
+    }
+
+    /// Runs `body`, turning what another host's concurrent transaction can cause — a unique or
+    /// foreign-key violation, a serialization failure, a deadlock — into a ``StorageConflict``.
+    private func conflictsAsStorageConflict<T>(_ body: () throws -> T) throws -> T {
         do {
-            try run(query)
-        } catch let error as PSQLError where Self.concurrencyStates.contains(error.serverInfo?[.sqlState] ?? "") {
+            return try body()
+        } catch let error as PSQLError where ["23505", "23503", "40001", "40P01"].contains(error.serverInfo?[.sqlState]) {
             throw StorageConflict(error.serverInfo?[.message] ?? "another host wrote the same rows")
         }
     }
-
-    /// Unique and foreign-key violations, serialization failures, deadlocks.
-    private static let concurrencyStates: Set<String> = ["23505", "23503", "40001", "40P01"]
 
     /// Runs `query` and waits for its rows.
     @discardableResult
