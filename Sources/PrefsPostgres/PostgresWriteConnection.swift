@@ -8,15 +8,20 @@ import PrefsKit
 /// The writer's connection to PostgreSQL, lent to the engine for each group commit. Every call
 /// waits for the database on the writer's own thread (never an event loop).
 ///
-/// A transaction begins — in the transaction the previous commit opened (`COMMIT AND CHAIN`) — by
-/// reading what other hosts committed since this host's newest revision, which the engine takes
-/// in before its own. An optimistic one takes the one-row revision counter only as it commits
-/// (`prefsd_commit_after`), so hosts' batches run side by side and only their commits queue on
-/// the counter; one that must not be overtaken (it is run again after a conflict) locks the
-/// counter as it begins (`prefsd_begin`). Preference rows and log entries wait in
-/// ``PendingWrites`` and go out in one statement before `COMMIT`; draft rows are written at once,
-/// since later requests read them back. A request's savepoint is sent only if the request writes
-/// a row at once: for the rest, forgetting its pending writes undoes it.
+/// An optimistic batch — every batch's first attempt — opens no transaction: it begins by reading
+/// what other hosts committed since this host's newest revision (`prefsd_begin`), which the engine
+/// takes in before its own; its preference rows and log entries wait in ``PendingWrites``; and it
+/// commits in one statement run on its own (`prefsd_commit_after`), which takes the one-row
+/// revision counter, writes, and commits before it answers. The counter is held for that
+/// statement's work and its sync only, never across a round trip to this host, so hosts' batches
+/// run side by side and queue on the counter only as they commit; the statement returns what
+/// other hosts committed before it, taken in ahead of the batch's own changes. Only a batch that
+/// writes a row at once — draft rows, which later requests read back, and blobs — opens a
+/// transaction (`BEGIN` before that row), and commits it after the statement.
+///
+/// A batch that must not be overtaken (it runs again after a conflict) opens a transaction and
+/// locks the counter as it begins. A request's savepoint is sent only if the request writes a row
+/// at once: for the rest, forgetting its pending writes undoes it.
 ///
 /// The connection is made on first use, and made again after the database went away.
 final class PostgresWriteConnection: WriteConnection {
@@ -26,14 +31,13 @@ final class PostgresWriteConnection: WriteConnection {
     private let logger: Logger
     private var connection: PostgresConnection?
     private var pending = PendingWrites()
-    /// The revision counter when the transaction began.
+    /// The revision counter when a batch that locked it began.
     private var startRevision: Revision = 0
-    /// Whether the connection is in a transaction no batch has used yet (the one `COMMIT AND
-    /// CHAIN` opened), so a batch begins without `BEGIN`.
+    /// Whether a transaction is open (`BEGIN` was sent for the batch).
     private var transactionOpen = false
-    /// Whether the transaction began without the revision counter (it takes it as it commits).
+    /// Whether the batch began without the revision counter (it takes it as it commits).
     private var optimistic = false
-    /// The drafts the transaction read, when it is optimistic.
+    /// The drafts the batch read, when it is optimistic.
     private var draftsRead = DraftsRead()
     /// Whether a statement failed outside a savepoint: the transaction can only roll back.
     private var aborted = false
@@ -51,17 +55,10 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Every key's stored state and the log's bounds, in one read-only snapshot.
     func loadSnapshot() throws -> StorageSnapshot {
-        if transactionOpen {
-            _ = try? run("ROLLBACK")
-            transactionOpen = false
-        }
+        rollback()
         try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         transactionOpen = true
-        defer {
-            // Not rollback(): the transaction it would chain would be read-only.
-            _ = try? run("ROLLBACK")
-            transactionOpen = false
-        }
+        defer { rollback() }
         let state = try run("SELECT newest_revision, oldest_revision FROM change_log_state WHERE id = 1")
         guard let bounds = state.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database has no change_log_state row; it was not made by prefsd.")
@@ -93,9 +90,10 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Transactions
 
-    /// Begins the batch's transaction and reads the changes other hosts committed after
-    /// `revision`, in one round trip (`prefsd_begin`): locking the revision counter first, or,
-    /// when `optimistic`, not (the counter is taken as the batch commits, `prefsd_commit_after`).
+    /// Begins a batch by reading the changes other hosts committed after `revision`
+    /// (`prefsd_begin`), so that the batch works on the newest state — also for the requests that
+    /// fail on it, and so write nothing their commit could check. An `optimistic` batch reads them
+    /// outside a transaction; any other opens one and first locks the revision counter.
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         pending = PendingWrites()
         aborted = false
@@ -103,14 +101,9 @@ final class PostgresWriteConnection: WriteConnection {
         self.optimistic = optimistic
         draftsRead = DraftsRead()
         let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), \(!optimistic))"
-        let rows: [PostgresRow]
-        do {
-            rows = try openAndRead(query)
-        } catch where connection != nil && isConnectionFailure(error) {
-            // A connection that went stale while idle (the server restarted): once more, anew.
-            close()
-            aborted = false
-            rows = try openAndRead(query)
+        let rows = try onNewConnectionIfLost(repeatable: true) {
+            if !optimistic { try openTransaction() }
+            return try run(query)
         }
         guard let row = rows.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database has no change_log_state row; it was not made by prefsd.")
@@ -119,58 +112,73 @@ final class PostgresWriteConnection: WriteConnection {
         return try PostgresRows.changePage(rows)
     }
 
-    /// Opens a transaction unless one is open already, then runs `query` in it.
-    private func openAndRead(_ query: PostgresQuery) throws -> [PostgresRow] {
-        if transactionOpen, connection?.isClosed ?? true {
-            // The transaction opened for this batch went with its connection.
-            transactionOpen = false
+    /// Runs `statement`; if no transaction is open and the connection turns out to be lost — one
+    /// that went stale while idle (the server restarted, or ended the session) — runs it once
+    /// more, on a new connection. Unless the statement is `repeatable` (it only reads, or opens a
+    /// transaction), only when the server said it ended the session, which it does before running
+    /// a statement or instead of committing it: a statement that commits as it ends and whose
+    /// connection was merely lost may have committed.
+    private func onNewConnectionIfLost<T>(repeatable: Bool, _ statement: () throws -> T) throws -> T {
+        do {
+            return try statement()
+        } catch where !transactionOpen && connection != nil
+            && ((error as? PSQLError)?.serverInfo?[.sqlState]?.hasPrefix("57P") == true
+                || repeatable && isConnectionFailure(error))
+        {
+            close()
+            aborted = false
+            return try statement()
         }
-        if !transactionOpen {
-            try run("BEGIN")
-            transactionOpen = true
-        }
-        return try run(query)
     }
 
-    /// Commits, and opens the next batch's transaction in the same round trip (`COMMIT AND
-    /// CHAIN`): between batches the connection is idle in a transaction that has neither locked
-    /// nor read anything yet, so it holds nothing back.
+    /// Sends `BEGIN`.
+    private func openTransaction() throws {
+        try run("BEGIN")
+        transactionOpen = true
+    }
+
+    /// Commits the batch.
     ///
-    /// An optimistic transaction takes the revision counter here: if other hosts committed since
-    /// it began, its changes go after theirs (returned, with the shift of its revisions), unless
-    /// theirs touch what it read — then it throws ``StorageConflict``, and has written nothing.
+    /// An optimistic batch takes the revision counter here, in a statement that commits as it
+    /// ends (unless the batch opened a transaction, committed next): if other hosts committed
+    /// after `base`, the revision whose state the batch worked on, its changes go after theirs
+    /// (returned, with the shift of its revisions), unless theirs touch what it read — then it
+    /// throws ``StorageConflict``, and has written nothing.
     func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
         defer { pending = PendingWrites() }
-        // Optimistic, the batch worked on the engine's state at `base`, which may be past what
-        // this transaction read at its start (the engine takes in other hosts' commits as they come).
         let start = optimistic ? base : startRevision
         guard !pending.isEmpty || newestRevision > start else {
-            try run("COMMIT AND CHAIN")
+            try commitTransaction()
             return nil
         }
         guard optimistic else {
             try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
-            try run("COMMIT AND CHAIN")
+            try commitTransaction()
             return nil
         }
-        let rows = try conflictsAsStorageConflict {
-            try run(
-                pending.statementAfter(
-                    startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
-                    payloadPrefix: "\(hostID) "))
-        }
-        try run("COMMIT AND CHAIN")
+        let statement = try pending.statementAfter(
+            startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
+            payloadPrefix: "\(hostID) ")
+        let rows = try conflictsAsStorageConflict { try onNewConnectionIfLost(repeatable: false) { try run(statement) } }
+        try commitTransaction()
         let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
         guard newest > start else { return nil }
         return CommitRebase(shift: newest - start, committedBefore: try PostgresRows.changePage(rows))
     }
 
-    /// Rolls back, and opens the next batch's transaction (`ROLLBACK AND CHAIN`).
+    /// Sends `COMMIT` if the batch opened a transaction.
+    private func commitTransaction() throws {
+        guard transactionOpen else { return }
+        try run("COMMIT")
+        transactionOpen = false
+    }
+
+    /// Rolls the batch's transaction back, if it opened one, and forgets its pending writes.
     func rollback() {
         pending = PendingWrites()
-        transactionOpen = false
-        guard let connection, !connection.isClosed else { return }
-        transactionOpen = (try? connection.query("ROLLBACK AND CHAIN", logger: logger).wait()) != nil
+        defer { transactionOpen = false }
+        guard transactionOpen, let connection, !connection.isClosed else { return }
+        _ = try? connection.query("ROLLBACK", logger: logger).wait()
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -192,7 +200,7 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     func checkTransactionIsOpen() throws {
-        guard !aborted, let connection, !connection.isClosed else {
+        guard !aborted, !transactionOpen || !(connection?.isClosed ?? true) else {
             throw PostgresErrors.unreachable(location, detail: "the transaction was lost")
         }
     }
@@ -244,10 +252,12 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     private func drafts(_ query: PostgresQuery) throws -> [Draft] {
-        let rows = try run(query)
-        let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
-        let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
-        return try PostgresRows.drafts(rows, attachments: attachments)
+        try onNewConnectionIfLost(repeatable: true) {
+            let rows = try run(query)
+            let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
+            let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
+            return try PostgresRows.drafts(rows, attachments: attachments)
+        }
     }
 
     func insertDraft(_ draft: Draft) throws {
@@ -278,7 +288,7 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     func blobExists(sha256: String) throws -> Bool {
-        try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256)").isEmpty
+        try onNewConnectionIfLost(repeatable: true) { try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256)").isEmpty }
     }
 
     /// Stores the file's bytes in chunks of ``DraftStatements/chunkSize``, one statement a chunk:
@@ -305,11 +315,13 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Statements
 
-    /// Runs a statement that writes at once, inside the request's savepoint. A row another
+    /// Runs a statement that writes at once, inside the batch's transaction (opened here, by the
+    /// first such statement) and the request's savepoint. A row another
     /// host's optimistic transaction wrote meanwhile (the same blob stored twice, a blob freed
     /// under a new attachment) or a deadlock with one is a ``StorageConflict``: the batch runs
     /// again, holding the others off.
     private func write(_ query: PostgresQuery) throws {
+        if !transactionOpen { try openTransaction() }
         if savepointSent == false {
             try run("SAVEPOINT request")
             savepointSent = true
@@ -334,8 +346,9 @@ final class PostgresWriteConnection: WriteConnection {
         do {
             return try connection.query(query, logger: logger).wait().rows
         } catch {
-            // Inside a request's savepoint, rolling back to it keeps the transaction.
-            if savepointSent != true { aborted = true }
+            // Inside a request's savepoint, rolling back to it keeps the transaction; outside a
+            // transaction a failed statement leaves nothing behind.
+            if transactionOpen && savepointSent != true { aborted = true }
             throw error
         }
     }

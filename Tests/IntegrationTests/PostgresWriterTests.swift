@@ -5,9 +5,9 @@ import PrefsPostgres
 import TestHarness
 import Testing
 
-/// The PostgreSQL writer's connection between group commits: each commit opens the next batch's
-/// transaction in the same round trip (`COMMIT AND CHAIN`), so the connection waits idle in a
-/// transaction — one that has locked and read nothing, and that a lost connection does not break.
+/// The PostgreSQL writer's connection between group commits: a batch of preference writes commits
+/// in one statement that runs in a transaction of its own, so between batches the connection waits
+/// outside any transaction — holding nothing, and a lost connection is made again at once.
 @Suite("PostgreSQL: the writer's connection between commits", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(1)))
 struct PostgresWriterTests {
     /// The state of the host's writer connection, as `pg_stat_activity` shows it.
@@ -24,12 +24,12 @@ struct PostgresWriterTests {
         }
     }
 
-    @Test("Between commits the writer waits in a transaction that holds no lock: another session locks every table at once")
+    @Test("Between commits the writer waits outside a transaction and holds no lock: another session locks every table at once")
     func idleTransactionHoldsNothing() async throws {
         try await withPostgresDatabase { database in
             try await withStore(PostgresStore(url: database.url)) { store in
                 try await store.set("k", to: 1)
-                #expect(try await Self.writerState(database) == ["idle in transaction"])
+                #expect(try await Self.writerState(database) == ["idle"])
                 try await database.connection { connection, logger in
                     try await connection.query("BEGIN", logger: logger)
                     try await connection.query(
@@ -56,7 +56,7 @@ struct PostgresWriterTests {
                 }
                 #expect(try await store.set("k", to: 2).revision == 2)
                 #expect(try await store.resolve("k").value == 2)
-                #expect(try await Self.writerState(database) == ["idle in transaction"])
+                #expect(try await Self.writerState(database) == ["idle"])
             }
         }
     }
