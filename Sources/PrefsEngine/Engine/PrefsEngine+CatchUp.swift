@@ -45,12 +45,31 @@ extension PrefsEngine {
     }
 
     /// ``catchUp()``, unless `announced` — the revision another writer's commit reached, as its
-    /// notification says — is taken in already: the engine's own writer takes in what others
-    /// committed as it begins each transaction, so on a host that writes too, most notifications
-    /// arrive after their changes.
+    /// notification says — is taken in already, or soon will be.
+    ///
+    /// The engine's own writer takes in what others committed as it begins and commits each
+    /// batch, so on a host that writes too, most notifications arrive after their changes, and
+    /// the rest while a batch is under way that will take them in as it commits. Such a
+    /// notification is left to that batch for at most ``CatchUpState/writerGrace``; if the
+    /// revision has not arrived by then (the batch failed, or had nothing to commit), the engine
+    /// reads the log itself.
     func catchUp(toReach announced: Revision?) {
-        if let announced, cache.read({ $0.revision }) >= announced { return }
-        catchUp()
+        guard let announced else { return catchUp() }
+        guard cache.read({ $0.revision }) < announced else { return }
+        guard writer.willTakeInCommitsSoFar else { return catchUp() }
+        let checks = catchingUp.withLock { state in
+            defer { state.leftToWriter = max(state.leftToWriter ?? 0, announced) }
+            return state.leftToWriter == nil
+        }
+        guard checks else { return }
+        Task {
+            try? await Task.sleep(for: CatchUpState.writerGrace)
+            let awaited = catchingUp.withLock { state in
+                defer { state.leftToWriter = nil }
+                return state.leftToWriter ?? 0
+            }
+            if cache.read({ $0.revision }) < awaited { catchUp() }
+        }
     }
 
     /// Reads the change log after the newest revision applied and takes it in, page by page,
@@ -98,8 +117,14 @@ extension PrefsEngine {
     }
 }
 
-/// Whether a catch-up runs, and whether another was asked for meanwhile.
+/// Whether a catch-up runs, and whether another was asked for meanwhile; and the newest revision
+/// announced while the engine's writer was to take it in, to check once the grace is over.
 struct CatchUpState {
+    /// How long a notification is left to the writer's batch under way before the engine reads
+    /// the change log itself.
+    static let writerGrace = Duration.milliseconds(5)
+
     var running = false
     var again = false
+    var leftToWriter: Revision?
 }

@@ -37,6 +37,8 @@ final class GroupCommitWriter: Sendable {
     private struct Queue: ~Copyable {
         var jobs: [Job] = []
         var draining = false
+        /// Whether a batch is under way that has not yet sent the statement that commits it.
+        var beforeCommit = false
     }
 
     /// What the writer does around each batch: take in what other writers committed, open a
@@ -60,6 +62,15 @@ final class GroupCommitWriter: Sendable {
         self.storage = storage
         self.metrics = metrics
         self.hooks = hooks
+    }
+
+    /// Whether a batch yet to commit will take in whatever other writers have committed by now:
+    /// one is under way and has not sent its commit, or requests wait for the next. Where writers
+    /// run side by side, a batch's commit reads what others committed before it, as its beginning
+    /// does when it holds them off (``WriteConnection/commit(newestRevision:following:keysRead:)``)
+    /// — unless the batch ends with nothing to commit, or fails.
+    var willTakeInCommitsSoFar: Bool {
+        queue.withLock { queue in queue.beforeCommit || (queue.draining && !queue.jobs.isEmpty) }
     }
 
     /// Runs `work` in the next batch's transaction and returns its result once committed.
@@ -124,6 +135,7 @@ final class GroupCommitWriter: Sendable {
             let jobs = queue.jobs
             queue.jobs = []
             if jobs.isEmpty { queue.draining = false }
+            queue.beforeCommit = !jobs.isEmpty
             return jobs
         }
         guard !jobs.isEmpty else { return nil }
@@ -137,6 +149,7 @@ final class GroupCommitWriter: Sendable {
     /// meanwhile; if they changed something it read, it runs again, holding them off from its
     /// start (and once more if that too is caught up in one of theirs, in a deadlock).
     private func commit(_ jobs: [Job], _ connection: any WriteConnection) -> () -> Void {
+        defer { queue.withLock { $0.beforeCommit = false } }
         var conflict: StorageConflict?
         for optimistic in [true, false, false] {
             switch attempt(jobs, connection, optimistic: optimistic) {
@@ -185,6 +198,7 @@ final class GroupCommitWriter: Sendable {
                 }
                 try connection.checkTransactionIsOpen()
                 try hooks.finishTransaction(batch)
+                queue.withLock { $0.beforeCommit = false }
                 let syncing = ContinuousClock.now
                 let rebase = try connection.commit(
                     newestRevision: batch.revision, following: batch.baseRevision, keysRead: batch.keysRead)
