@@ -232,6 +232,48 @@ struct MultiHostTests {
         }
     }
 
+    @Test("Two hosts compact one change log: it keeps the newest changes, none missing; since= before them is 410 compacted on either host")
+    func compactionAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = [
+                try await Daemon(arguments: ["--retain-changes", "64"], postgresURL: database.url),
+                try await Daemon(arguments: ["--retain-changes", "64"], postgresURL: database.url),
+            ]
+            let (clientA, clientB) = (hosts[0].client, hosts[1].client)
+            async let first = Self.write(150, through: clientA, label: "a")
+            async let second = Self.write(150, through: clientB, label: "b")
+            let writes = try await (first + second).sorted { $0.revision < $1.revision }
+            #expect(writes.map(\.revision) == Array(1...300))
+            for host in hosts { try await host.client.waitForRevision(300) }
+
+            let (logged, oldest) = try await database.connection { connection, logger in
+                var logged: [Int64] = []
+                for try await revision in try await connection.query("SELECT revision FROM change ORDER BY revision", logger: logger)
+                    .decode(Int64.self)
+                {
+                    logged.append(revision)
+                }
+                var oldest: Int64 = 0
+                for try await value in try await connection.query(
+                    "SELECT oldest_revision FROM change_log_state WHERE id = 1", logger: logger
+                ).decode(Int64.self) {
+                    oldest = value
+                }
+                return (logged, oldest)
+            }
+            #expect(logged == Array(oldest...300), "the log holds every revision from its oldest on, and nothing older")
+            #expect((64...66).contains(logged.count), "compacted in steps of 64 / 32: \(logged.count) kept")
+            for host in hosts {
+                #expect(try await host.client.status().oldestRevision == oldest)
+                let raw = try await host.raw("GET", "/v1/watch?since=1")
+                #expect(raw.status == 410 && raw.code == "compacted", "\(raw)")
+            }
+            let seen = try await Self.collect(
+                hosts[1].client.watch(WatchRequest(prefixes: ["multi."], since: oldest - 1)), through: 300)
+            #expect(seen.map(\.revision) == Array(oldest...300))
+        }
+    }
+
     @Test("kill -9 of a host while it writes: every write it acknowledged is in the database, and the others go on")
     func aHostKilledLosesNothingAcknowledged() async throws {
         try await withPostgresDatabase { database in
