@@ -159,7 +159,9 @@ final class PostgresWriteConnection: WriteConnection {
         let statement = try pending.statementAfter(
             startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
             payloadPrefix: "\(hostID) ")
-        let rows = try conflictsAsStorageConflict { try onNewConnectionIfLost(repeatable: false) { try run(statement) } }
+        let rows = try conflictsAsStorageConflict {
+            try onNewConnectionIfLost(repeatable: false) { transactionOpen ? try run(statement) : try runCommitting(statement) }
+        }
         try commitTransaction()
         let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
         guard newest > start else { return nil }
@@ -351,6 +353,20 @@ final class PostgresWriteConnection: WriteConnection {
             if transactionOpen && savepointSent != true { aborted = true }
             throw error
         }
+    }
+
+    /// Runs `query` outside a transaction, where PostgreSQL commits it once it has answered (at the
+    /// protocol's Sync), and returns its rows once that commit is done. The driver hands over a
+    /// statement's rows as soon as the last one is in — before the server has committed — so an
+    /// empty statement goes behind it, and is awaited: the server answers it only after the commit.
+    private func runCommitting(_ query: PostgresQuery) throws -> [PostgresRow] {
+        let connection = try connected()
+        let answered = connection.query(query, logger: logger)
+        let committed = connection.query("", logger: logger)
+        let confirmation = Result { try committed.wait() }
+        let rows = try answered.wait().rows
+        _ = try confirmation.get()
+        return rows
     }
 
     /// The connection, made anew if there is none or it has closed — but never inside a
