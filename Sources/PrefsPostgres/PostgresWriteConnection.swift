@@ -131,10 +131,14 @@ final class PostgresWriteConnection: WriteConnection {
         }
     }
 
-    /// Sends `BEGIN`.
+    /// Sends `BEGIN`. An optimistic batch — opening its transaction for a row it writes at once —
+    /// then takes the revision counter: a batch that holds row locks always took the counter
+    /// before them, as one that runs again after a conflict does, so two hosts' batches never wait
+    /// on each other in a circle (a deadlock PostgreSQL would break only after a second).
     private func openTransaction() throws {
         try run("BEGIN")
         transactionOpen = true
+        if optimistic { try run("SELECT 1 FROM change_log_state WHERE id = 1 FOR UPDATE") }
     }
 
     /// Commits the batch.
