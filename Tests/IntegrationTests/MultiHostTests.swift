@@ -274,6 +274,66 @@ struct MultiHostTests {
         }
     }
 
+    @Test("A compose preference set on one host re-validates a draft made on another: that host's watchers get the validation event, and both hosts judge the draft alike")
+    func draftsAreRevalidatedAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let (setter, keeper) = (hosts[0].client, hosts[1].client)
+            let draft = try await keeper.createDraft(DraftInput(account: "alice", text: String(repeating: "x", count: 30)))
+            #expect(try await keeper.validation(of: draft.id).problems.isEmpty)
+            var events = keeper.watch(WatchRequest(since: try await keeper.status().revision, account: "alice")).makeAsyncIterator()
+
+            let changed = try await setter.set(ComposeRules.maxCharactersKey, to: 10, scope: "/accounts/alice")
+            var validation: ChangeEvent?
+            while validation == nil, let event = try await events.next() {
+                if event.kind == .validation { validation = event }
+            }
+            #expect(validation?.draft == draft.id.uuidString && validation?.valid == false, "\(String(describing: validation))")
+            #expect(validation.map { $0.revision >= changed.revision } == true)
+            try await keeper.waitForRevision(changed.revision)
+            let judged = try await keeper.validation(of: draft.id)
+            #expect(Set(judged.problems.map(\.code)) == ["too_long"])
+            #expect(try await setter.validation(of: draft.id) == judged)
+        }
+    }
+
+    @Test("Drafts made on one host while another keeps changing the compose rules: the last event on each draft gives the validity its final rules give")
+    func draftValidityRacesRulesAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let (setter, maker) = (hosts[0].client, hosts[1].client)
+            async let made = {
+                var drafts: [Draft] = []
+                for index in 0..<30 {
+                    drafts.append(try await maker.createDraft(DraftInput(account: "alice", text: String(repeating: "x", count: 20 + index))))
+                }
+                return drafts
+            }()
+            async let ruled: Void = {
+                for round in 0..<15 {
+                    try await setter.set(ComposeRules.maxCharactersKey, to: .integer(round.isMultiple(of: 2) ? 35 : 500), scope: "/accounts/alice")
+                }
+            }()
+            let (drafts, _) = try await (made, ruled)
+            // A draft event after everything, on the host that made the drafts: where its watch ends.
+            _ = try await maker.createDraft(DraftInput(account: "alice", text: "end"))
+            let last = try await maker.status().revision
+
+            var validity: [String: Bool] = [:]
+            for try await event in maker.watch(WatchRequest(since: 0, account: "alice")) where !event.kind.isNotice {
+                if let draft = event.draft, let valid = event.valid { validity[draft] = valid }
+                if event.revision >= last { break }
+            }
+            var invalid = 0
+            for draft in drafts {
+                let judged = try await maker.validation(of: draft.id)
+                #expect(validity[draft.id.uuidString] == judged.valid, "a draft of \(draft.text.count) characters")
+                if !judged.valid { invalid += 1 }
+            }
+            #expect(invalid == 14, "the last rule allows 35 characters: the 14 drafts of 36 to 49 are too long")
+        }
+    }
+
     @Test("kill -9 of a host while it writes: every write it acknowledged is in the database, and the others go on")
     func aHostKilledLosesNothingAcknowledged() async throws {
         try await withPostgresDatabase { database in
