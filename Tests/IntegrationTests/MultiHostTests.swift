@@ -334,6 +334,55 @@ struct MultiHostTests {
         }
     }
 
+    @Test("The same attachment uploaded through two hosts at once is stored once, read back whole through either, and freed with its last reference")
+    func attachmentsAreSharedAcrossHosts() async throws {
+        try await withPostgresDatabase { database in
+            let hosts = try await Self.hosts(2, on: database.url)
+            let clients = hosts.map(\.client)
+            let bytes = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let added = try await withThrowingTaskGroup(of: AttachmentResult.self) { group in
+                for client in clients {
+                    group.addTask {
+                        let draft = try await client.createDraft(DraftInput(account: "alice", text: "with data"))
+                        let stream = AsyncThrowingStream<Data, any Error> { continuation in
+                            continuation.yield(bytes.prefix(200_000))
+                            continuation.yield(bytes.dropFirst(200_000))
+                            continuation.finish()
+                        }
+                        return try await client.addAttachment(
+                            to: draft.id, AttachmentUpload(filename: "data.bin"), ifRevision: nil, bytes: stream)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(added.map(\.attachment.sha256)).count == 1)
+            #expect(try await Self.blobCount(database) == 1, "stored once")
+            // Each read back through the host that did not store it.
+            for (result, client) in zip(added, clients.reversed()) {
+                var read = Data()
+                for try await chunk in try await client.attachmentData(result.attachment.id, of: result.draft.id).bytes {
+                    read.append(chunk)
+                }
+                #expect(read == bytes)
+            }
+            _ = try await clients[1].deleteDraft(added[0].draft.id, ifRevision: nil)
+            #expect(try await Self.blobCount(database) == 1, "still referenced")
+            _ = try await clients[0].deleteDraft(added[1].draft.id, ifRevision: nil)
+            #expect(try await Self.blobCount(database) == 0, "freed with its last reference")
+        }
+    }
+
+    /// How many blobs the database stores.
+    static func blobCount(_ database: PostgresTestDatabase) async throws -> Int64 {
+        try await database.connection { connection, logger in
+            var count: Int64 = -1
+            for try await value in try await connection.query("SELECT count(*) FROM blob", logger: logger).decode(Int64.self) {
+                count = value
+            }
+            return count
+        }
+    }
+
     @Test("kill -9 of a host while it writes: every write it acknowledged is in the database, and the others go on")
     func aHostKilledLosesNothingAcknowledged() async throws {
         try await withPostgresDatabase { database in
