@@ -10,13 +10,14 @@ import PrefsKit
 public protocol WriteConnection {
     // MARK: Transactions
 
-    /// Begins a transaction and returns the changes other writers committed after `revision`
-    /// (the newest the engine has applied), in order — none where the engine is the only writer.
+    /// Begins a batch and returns the changes other writers committed after `revision` (the
+    /// newest the engine has applied), in order — none where the engine is the only writer.
     ///
-    /// The transaction holds off every other writer until it ends — unless it is `optimistic`
-    /// and the storage lets writers run side by side: then ``commit(newestRevision:keysRead:)``
-    /// commits the batch after whatever others committed meanwhile, or throws
-    /// ``StorageConflict`` if they changed something the batch read.
+    /// The batch holds off every other writer until it ends — unless it is `optimistic` and the
+    /// storage lets writers run side by side: then it holds off no one (it may not even open a
+    /// transaction before it writes), and ``commit(newestRevision:following:keysRead:)`` commits
+    /// it after whatever others committed meanwhile, or throws ``StorageConflict`` if they changed
+    /// something the batch read.
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage
 
     /// Records `newestRevision` as the database's newest (telling other writers, where there
