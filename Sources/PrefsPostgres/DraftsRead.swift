@@ -10,6 +10,9 @@ struct DraftsRead {
     /// Whether a read listed drafts of every account and thread.
     private(set) var all = false
 
+    /// Whether the transaction read no draft.
+    var isEmpty: Bool { ids.isEmpty && accounts.isEmpty && threads.isEmpty && !all }
+
     mutating func read(_ id: UUID) {
         ids.insert(id.uuidString)
     }

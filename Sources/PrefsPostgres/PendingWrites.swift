@@ -68,23 +68,47 @@ struct PendingWrites {
             """
     }
 
-    /// The statement that commits an optimistic transaction begun at `startRevision`, after
-    /// whatever other hosts committed since — unless one of their changes touches `keysRead` or
-    /// `draftsRead` (`prefsd_commit_after`). Its rows: the others' changes, each with the log's
-    /// newest revision once they are in (this transaction's revisions move up by its distance from
-    /// `startRevision`).
+    /// The statement that commits an optimistic batch begun at `startRevision`, after whatever
+    /// other hosts committed since — unless one of their changes touches `keysRead` or
+    /// `draftsRead`. Inside a transaction, a call of `prefsd_commit_after`, whose rows are the
+    /// others' changes, each with the log's newest revision once they are in; outside one, a call
+    /// of `prefsd_commit_optimistic`, which commits before it answers, in one row: the log's
+    /// bounds and the others' changes as JSON (``PostgresRows/committedElsewhere(_:)``). The
+    /// batch's revisions move up by the log's newest revision less `startRevision`.
     func statementAfter(
-        startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String
+        startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String,
+        inTransaction: Bool
     ) throws -> PostgresQuery {
         let rows = try RowsJSON(self)
-        let keys: [String] = if case .some(let keys) = keysRead { Array(keys) } else { [] }
+        let reads = Self.reads(keysRead, draftsRead)
         return """
-            SELECT * FROM prefsd_commit_after(
-                \(startRevision), \(keys), \(keysRead == .all), \(Array(draftsRead.ids)), \(Array(draftsRead.accounts)),
-                \(Array(draftsRead.threads)), \(draftsRead.all),
+            \(unescaped: inTransaction ? "SELECT * FROM prefsd_commit_after" : "CALL prefsd_commit_optimistic")(
+                \(startRevision), \(reads.keys), \(reads.allKeys), \(reads.drafts), \(reads.accounts), \(reads.threads), \(reads.allDrafts),
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
-                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix))
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix)
+                \(unescaped: inTransaction ? ")" : ", NULL, NULL, NULL)")
             """
+    }
+
+    /// The statement that checks a batch that wrote nothing: what other hosts committed after
+    /// `startRevision` (`prefsd_reads_after`), unless one of their changes touches `keysRead` or
+    /// `draftsRead`. Its rows are those of `prefsd_begin`.
+    static func readsAfter(startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead) -> PostgresQuery {
+        let reads = reads(keysRead, draftsRead)
+        return """
+            SELECT * FROM prefsd_reads_after(
+                \(startRevision), \(reads.keys), \(reads.allKeys), \(reads.drafts), \(reads.accounts), \(reads.threads), \(reads.allDrafts))
+            """
+    }
+
+    /// What a batch read, as the arguments the commit functions take.
+    private static func reads(_ keysRead: KeysRead, _ draftsRead: DraftsRead) -> (
+        keys: [String], allKeys: Bool, drafts: [String], accounts: [String], threads: [String], allDrafts: Bool
+    ) {
+        let keys: [String] = if case .some(let keys) = keysRead { Array(keys) } else { [] }
+        return (
+            keys, keysRead == .all, Array(draftsRead.ids), Array(draftsRead.accounts), Array(draftsRead.threads), draftsRead.all
+        )
     }
 
     /// Everything pending as the JSON arrays of rows the commit functions take.
@@ -135,8 +159,9 @@ private struct SchemaRow: Encodable {
     var revision: Revision
 }
 
-/// A change-log entry as the flush statement reads it (a missing member is NULL).
-struct ChangeRow: Encodable {
+/// A change-log entry as the commit functions read it (a missing member is NULL), and as a
+/// writer's commit returns other hosts' changes (without `created_at`).
+struct ChangeRow: Codable {
     var revision: Revision
     var kind: String
     var key: String?
@@ -150,7 +175,7 @@ struct ChangeRow: Encodable {
     var previousThread: String?
     var draftRevision: Int64?
     var valid: Bool?
-    var createdAt: Double
+    var createdAt: Double?
 
     private enum CodingKeys: String, CodingKey {
         case revision, kind, key, scope, value, draft, attachment, account, thread, valid
@@ -158,7 +183,7 @@ struct ChangeRow: Encodable {
         case createdAt = "created_at"
     }
 
-    init(_ change: LoggedChange, createdAt: Double) {
+    init(_ change: LoggedChange, createdAt: Double?) {
         let event = change.event
         revision = event.revision
         kind = event.kind.rawValue
@@ -174,5 +199,15 @@ struct ChangeRow: Encodable {
         draftRevision = event.draftRevision
         valid = event.valid
         self.createdAt = createdAt
+    }
+
+    /// The change the row logs.
+    func loggedChange() throws -> LoggedChange {
+        LoggedChange(
+            event: ChangeEvent(
+                revision: revision, kind: ChangeEvent.Kind(rawValue: kind), key: key, scope: try scope.map { try ScopePath($0) },
+                value: try value.map { try JSONValue(parsing: $0) }, draft: draft, attachment: attachment, account: account,
+                thread: thread, previousThread: previousThread, draftRevision: draftRevision, valid: valid),
+            oldValue: oldValue)
     }
 }

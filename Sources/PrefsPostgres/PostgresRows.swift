@@ -94,33 +94,32 @@ enum PostgresRows {
             height: try row["height"].decode(Int?.self))
     }
 
-    /// The page ``changePageQuery(after:through:limit:)`` read, or a writer's `prefsd_begin` or
-    /// `prefsd_commit_after` (`Migrations/postgres/`), whose rows have the same columns.
+    /// The page ``changePageQuery(after:through:limit:)`` read, or a writer's `prefsd_begin`,
+    /// `prefsd_reads_after` or `prefsd_commit_after` (`Migrations/postgres/`), whose rows have the
+    /// same columns.
     static func changePage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
         var changes: [LoggedChange] = []
         var oldest: Revision = 1
         for row in rows {
             let row = row.makeRandomAccess()
             oldest = try row["log_oldest_revision"].decode(Int64.self)
-            if try row["revision"].decode(Int64?.self) != nil { changes.append(try change(row)) }
+            if try row["revision"].decode(Int64?.self) != nil { changes.append(try ChangeRow(row).loggedChange()) }
         }
         return ChangeLogPage(changes: changes, oldestRevision: oldest)
     }
 
-    /// A change log row.
-    private static func change(_ row: PostgresRandomAccessRow) throws -> LoggedChange {
-        return LoggedChange(
-            event: ChangeEvent(
-                revision: try row["revision"].decode(Int64.self),
-                kind: ChangeEvent.Kind(rawValue: try row["kind"].decode(String.self)),
-                key: try row["key"].decode(String?.self),
-                scope: try row["scope"].decode(String?.self).map { try ScopePath($0) },
-                value: try row["value"].decode(String?.self).map { try JSONValue(parsing: $0) },
-                draft: try row["draft"].decode(String?.self), attachment: try row["attachment"].decode(String?.self),
-                account: try row["account"].decode(String?.self), thread: try row["thread"].decode(String?.self),
-                previousThread: try row["previous_thread"].decode(String?.self),
-                draftRevision: try row["draft_revision"].decode(Int64?.self), valid: try row["valid"].decode(Bool?.self)),
-            oldValue: try row["old_value"].decode(String?.self))
+    /// The log's newest revision and what other hosts committed before a batch, from the row of
+    /// `prefsd_commit_optimistic`: the log's bounds, and the changes as a JSON array of rows.
+    static func committedElsewhere(_ rows: [PostgresRow]) throws -> (newestRevision: Revision, page: ChangeLogPage) {
+        guard let row = rows.first?.makeRandomAccess() else {
+            throw PrefsError(.internal, "The database's commit procedure answered no row.")
+        }
+        let changes = try JSONDecoder().decode([ChangeRow].self, from: Data(try row["changes"].decode(String.self).utf8))
+        return (
+            try row["log_newest_revision"].decode(Int64.self),
+            ChangeLogPage(
+                changes: try changes.map { try $0.loggedChange() }, oldestRevision: try row["log_oldest_revision"].decode(Int64.self))
+        )
     }
 
     private static func uuid(_ text: String) throws -> UUID {
@@ -128,5 +127,24 @@ enum PostgresRows {
             throw PrefsError(.internal, "The database holds an id that is not a UUID: '\(text)'.")
         }
         return id
+    }
+}
+
+extension ChangeRow {
+    /// A change log row as the database sent it.
+    init(_ row: PostgresRandomAccessRow) throws {
+        revision = try row["revision"].decode(Int64.self)
+        kind = try row["kind"].decode(String.self)
+        key = try row["key"].decode(String?.self)
+        scope = try row["scope"].decode(String?.self)
+        value = try row["value"].decode(String?.self)
+        oldValue = try row["old_value"].decode(String?.self)
+        draft = try row["draft"].decode(String?.self)
+        attachment = try row["attachment"].decode(String?.self)
+        account = try row["account"].decode(String?.self)
+        thread = try row["thread"].decode(String?.self)
+        previousThread = try row["previous_thread"].decode(String?.self)
+        draftRevision = try row["draft_revision"].decode(Int64?.self)
+        valid = try row["valid"].decode(Bool?.self)
     }
 }

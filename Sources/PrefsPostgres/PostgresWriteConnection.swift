@@ -8,16 +8,17 @@ import PrefsKit
 /// The writer's connection to PostgreSQL, lent to the engine for each group commit. Every call
 /// waits for the database on the writer's own thread (never an event loop).
 ///
-/// An optimistic batch — every batch's first attempt — opens no transaction: it begins by reading
-/// what other hosts committed since this host's newest revision (`prefsd_begin`), which the engine
-/// takes in before its own; its preference rows and log entries wait in ``PendingWrites``; and it
-/// commits in one statement run on its own (`prefsd_commit_after`), which takes the one-row
-/// revision counter, writes, and commits before it answers. The counter is held for that
-/// statement's work and its sync only, never across a round trip to this host, so hosts' batches
-/// run side by side and queue on the counter only as they commit; the statement returns what
-/// other hosts committed before it, taken in ahead of the batch's own changes. Only a batch that
-/// writes a row at once — draft rows, which later requests read back, and blobs — opens a
-/// transaction (`BEGIN` before that row), and commits it after the statement.
+/// An optimistic batch — every batch's first attempt — sends nothing until it commits: it works
+/// on the state the engine has taken in; its preference rows and log entries wait in
+/// ``PendingWrites``; and it commits in one call (`prefsd_commit_optimistic`), one round trip,
+/// which takes the one-row revision counter, checks that no host changed what the batch read
+/// since the revision it worked on, writes, and commits before it answers — so an answer means
+/// the batch is durable. The counter is held for that call's work and its sync only, never
+/// across a round trip to this host, so hosts' batches run side by side and queue on the counter
+/// only as they commit; the call returns what other hosts committed before it, taken in ahead of
+/// the batch's own changes. Only a batch that writes a row at once — draft rows, which later
+/// requests read back, and blobs — opens a transaction (`BEGIN` before that row), and commits it
+/// after the call.
 ///
 /// A batch that must not be overtaken (it runs again after a conflict) opens a transaction and
 /// locks the counter as it begins. A request's savepoint is sent only if the request writes a row
@@ -90,19 +91,21 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Transactions
 
-    /// Begins a batch by reading the changes other hosts committed after `revision`
-    /// (`prefsd_begin`), so that the batch works on the newest state — also for the requests that
-    /// fail on it, and so write nothing their commit could check. An `optimistic` batch reads them
-    /// outside a transaction; any other opens one and first locks the revision counter.
+    /// Begins a batch. An `optimistic` batch sends nothing: it works on the state the engine has
+    /// taken in, and its commit reads what other hosts committed after it (checking that none of
+    /// it touches what the batch read). Any other opens a transaction, locks the revision counter,
+    /// and reads the changes other hosts committed after `revision` (`prefsd_begin`), so that it
+    /// works on the newest state — also for the requests that fail on it.
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         pending = PendingWrites()
         aborted = false
         savepointSent = nil
         self.optimistic = optimistic
         draftsRead = DraftsRead()
-        let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), \(!optimistic))"
+        guard !optimistic else { return ChangeLogPage(changes: [], oldestRevision: 0) }
+        let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), true)"
         let rows = try onNewConnectionIfLost(repeatable: true) {
-            if !optimistic { try openTransaction() }
+            try openTransaction()
             return try run(query)
         }
         guard let row = rows.first?.makeRandomAccess() else {
@@ -115,9 +118,11 @@ final class PostgresWriteConnection: WriteConnection {
     /// Runs `statement`; if no transaction is open and the connection turns out to be lost — one
     /// that went stale while idle (the server restarted, or ended the session) — runs it once
     /// more, on a new connection. Unless the statement is `repeatable` (it only reads, or opens a
-    /// transaction), only when the server said it ended the session, which it does before running
-    /// a statement or instead of committing it: a statement that commits as it ends and whose
-    /// connection was merely lost may have committed.
+    /// transaction), only when the server said it ended the session, which it almost always does
+    /// before running a statement: a commit whose connection was merely lost may have committed.
+    /// (Were a session ended just after the commit procedure committed, the second call would find
+    /// the first one's changes on what the batch read, and fail as a conflict: the batch then
+    /// runs again on the newest state rather than commit twice.)
     private func onNewConnectionIfLost<T>(repeatable: Bool, _ statement: () throws -> T) throws -> T {
         do {
             return try statement()
@@ -143,33 +148,56 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Commits the batch.
     ///
-    /// An optimistic batch takes the revision counter here, in a statement that commits as it
-    /// ends (unless the batch opened a transaction, committed next): if other hosts committed
+    /// An optimistic batch takes the revision counter here, in a call that commits before it
+    /// answers (unless the batch opened a transaction, committed next): if other hosts committed
     /// after `base`, the revision whose state the batch worked on, its changes go after theirs
     /// (returned, with the shift of its revisions), unless theirs touch what it read — then it
-    /// throws ``StorageConflict``, and has written nothing.
+    /// throws ``StorageConflict``, and has written nothing. One that wrote nothing but read
+    /// something checks, without the counter, that no one changed it since.
     func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
         defer { pending = PendingWrites() }
         let start = optimistic ? base : startRevision
-        guard !pending.isEmpty || newestRevision > start else {
-            try commitTransaction()
-            return nil
-        }
+        let writes = !pending.isEmpty || newestRevision > start
         guard optimistic else {
-            try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
+            if writes {
+                try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
+            }
             try commitTransaction()
             return nil
         }
+        guard writes else { return try checkReads(after: start, keysRead: keysRead) }
         let statement = try pending.statementAfter(
             startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
-            payloadPrefix: "\(hostID) ")
+            payloadPrefix: "\(hostID) ", inTransaction: transactionOpen)
+        let (newest, committedBefore) = try conflictsAsStorageConflict {
+            try onNewConnectionIfLost(repeatable: false) {
+                guard transactionOpen else { return try PostgresRows.committedElsewhere(run(statement)) }
+                let rows = try run(statement)
+                try commitTransaction()
+                let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
+                return (newest, try PostgresRows.changePage(rows))
+            }
+        }
+        guard newest > start else { return nil }
+        return CommitRebase(shift: newest - start, committedBefore: committedBefore)
+    }
+
+    /// Ends an optimistic batch that wrote nothing: if it read something, checks that no other
+    /// host changed it after `start` — else the requests' outcomes, judged on what it read, may
+    /// not stand — and returns what they committed meanwhile, to take in.
+    private func checkReads(after start: Revision, keysRead: KeysRead) throws -> CommitRebase? {
+        guard keysRead != .some([]) || !draftsRead.isEmpty else {
+            try commitTransaction()
+            return nil
+        }
         let rows = try conflictsAsStorageConflict {
-            try onNewConnectionIfLost(repeatable: false) { transactionOpen ? try run(statement) : try runCommitting(statement) }
+            try onNewConnectionIfLost(repeatable: true) {
+                try run(PendingWrites.readsAfter(startRevision: start, keysRead: keysRead, draftsRead: draftsRead))
+            }
         }
         try commitTransaction()
-        let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
-        guard newest > start else { return nil }
-        return CommitRebase(shift: newest - start, committedBefore: try PostgresRows.changePage(rows))
+        let committedBefore = try PostgresRows.changePage(rows)
+        return committedBefore.changes.isEmpty ? nil : CommitRebase(shift: 0, committedBefore: committedBefore)
     }
 
     /// Sends `COMMIT` if the batch opened a transaction.
@@ -357,20 +385,6 @@ final class PostgresWriteConnection: WriteConnection {
             if transactionOpen && savepointSent != true { aborted = true }
             throw error
         }
-    }
-
-    /// Runs `query` outside a transaction, where PostgreSQL commits it once it has answered (at the
-    /// protocol's Sync), and returns its rows once that commit is done. The driver hands over a
-    /// statement's rows as soon as the last one is in — before the server has committed — so an
-    /// empty statement goes behind it, and is awaited: the server answers it only after the commit.
-    private func runCommitting(_ query: PostgresQuery) throws -> [PostgresRow] {
-        let connection = try connected()
-        let answered = connection.query(query, logger: logger)
-        let committed = connection.query("", logger: logger)
-        let confirmation = Result { try committed.wait() }
-        let rows = try answered.wait().rows
-        _ = try confirmation.get()
-        return rows
     }
 
     /// The connection, made anew if there is none or it has closed — but never inside a

@@ -1,13 +1,15 @@
 import Foundation
 @testable import PrefsEngine
 import PrefsKit
+import PostgresNIO
 import PrefsPostgres
 import TestHarness
 import Testing
 
-/// How a host takes in other hosts' commits while its own writer is busy: a notification that
-/// comes while one of its batches is under way is left to that batch, whose commit reads what
-/// others committed before it — but only for a moment.
+/// How a host takes in other hosts' commits while its own writer is busy: a batch works on what
+/// the host has taken in, and its commit reads what others committed since — checking that none
+/// of it touches what the batch read, also when the batch wrote nothing; a notification that comes
+/// while a batch is under way is left to that batch, but only for a moment.
 @Suite("PostgreSQL: taking in other hosts' commits while writing", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(1)))
 struct PostgresCatchUpTests {
     @Test("A notification that comes while a batch is held up does not wait for it: the host reads the change log itself")
@@ -42,6 +44,34 @@ struct PostgresCatchUpTests {
                     #expect(await endedIterator.next() == true)
                     #expect(!held.writer.willTakeInCommitsSoFar, "idle again")
                 }
+            }
+        }
+    }
+
+    @Test("A request that fails on what the host had taken in is judged again once its batch learns that another host changed it")
+    func aFailureOnAStaleViewIsJudgedAgain() async throws {
+        try await withPostgresDatabase { database in
+            // No safety tick, and the other host's commit sends no notification: the host learns
+            // of it only from its own batch.
+            let storage = try await PostgresStorage(database: PostgresLocation(url: database.url), tick: .seconds(3600))
+            try await withStore(PrefsEngine(storage: storage, configuration: StoreConfiguration())) { store in
+                let first = try await store.set("k", to: 1)
+                let second = first.revision + 1
+                try await database.connection { connection, logger in
+                    // Another host's commit of k = 2, as prefsd_commit writes one (a start equal to
+                    // the newest revision: no notification).
+                    let row = #"[{"key": "k", "scope": "/", "value": "2", "revision": \#(second)}]"#
+                    let change = #"[{"revision": \#(second), "kind": "set", "key": "k", "scope": "/", "value": "2", "old_value": "1", "created_at": 0}]"#
+                    try await connection.query(
+                        """
+                        SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(second), \(second), '')
+                        """, logger: logger)
+                }
+                #expect(try await store.resolve("k").value == 1, "not taken in yet")
+                // Judged on the host's view alone, the revision would be stale (412).
+                let written = try await store.set("k", to: 3, scope: .root, ifRevision: second)
+                #expect(written.revision == second + 1)
+                #expect(try await store.resolve("k").value == 3)
             }
         }
     }

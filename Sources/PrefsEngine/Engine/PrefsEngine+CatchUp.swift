@@ -47,8 +47,8 @@ extension PrefsEngine {
     /// ``catchUp()``, unless `announced` — the revision another writer's commit reached, as its
     /// notification says — is taken in already, or soon will be.
     ///
-    /// The engine's own writer takes in what others committed as it begins and commits each
-    /// batch, so on a host that writes too, most notifications arrive after their changes, and
+    /// The engine's own writer takes in what others committed as it commits each batch, so on a
+    /// host that writes too, most notifications arrive after their changes, and
     /// the rest while a batch is under way that will take them in as it commits. Such a
     /// notification is left to that batch for at most ``CatchUpState/writerGrace``; if the
     /// revision has not arrived by then (the batch failed, or had nothing to commit), the engine

@@ -14,10 +14,10 @@ public protocol WriteConnection {
     /// newest the engine has applied), in order — none where the engine is the only writer.
     ///
     /// The batch holds off every other writer until it ends — unless it is `optimistic` and the
-    /// storage lets writers run side by side: then it holds off no one (it may not even open a
-    /// transaction before it writes), and ``commit(newestRevision:following:keysRead:)`` commits
-    /// it after whatever others committed meanwhile, or throws ``StorageConflict`` if they changed
-    /// something the batch read.
+    /// storage lets writers run side by side: then it holds off no one (it may send nothing to the
+    /// database before it commits, and return no changes), and
+    /// ``commit(newestRevision:following:keysRead:)`` commits it after whatever others committed
+    /// since `revision`, or throws ``StorageConflict`` if they changed something the batch read.
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage
 
     /// Records `newestRevision` as the database's newest (telling other writers, where there

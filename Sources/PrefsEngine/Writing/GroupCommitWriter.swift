@@ -174,6 +174,11 @@ final class GroupCommitWriter: Sendable {
         var ran = 0
         let batch: WriteBatch
         var shift: RevisionShift?
+        // A request alone in its batch needs no savepoint where the engine is the only writer:
+        // if it fails, the whole transaction is rolled back, which is the same. Where others
+        // write too, a request that fails must still reach the commit, which checks that what it
+        // failed on was current (on PostgreSQL a savepoint is sent only for rows written at once).
+        let alone = jobs.count == 1 && !storage.hasOtherWriters
         do {
             let committedElsewhere = try connection.begin(after: hooks.appliedRevision(), optimistic: optimistic)
             do {
@@ -184,16 +189,13 @@ final class GroupCommitWriter: Sendable {
                     ran += 1
                     do {
                         try connection.checkTransactionIsOpen()
-                        // A request alone in its batch needs no savepoint: if it fails, the
-                        // whole transaction is rolled back, which is the same.
-                        acknowledgements.append(
-                            jobs.count == 1 ? try job.perform(batch) : try connection.savepoint { try job.perform(batch) })
+                        acknowledgements.append(alone ? try job.perform(batch) : try connection.savepoint { try job.perform(batch) })
                     } catch let conflict as StorageConflict {
                         throw conflict
                     } catch {
                         batch.restore(checkpoint)
                         failures.append((job, connection.translate(error)))
-                        if jobs.count == 1 { throw error }
+                        if alone { throw error }
                     }
                 }
                 try connection.checkTransactionIsOpen()

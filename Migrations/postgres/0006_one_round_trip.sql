@@ -1,0 +1,97 @@
+-- A group commit takes one round trip to the database, not three.
+--
+-- A batch no longer begins by reading what other hosts committed (prefsd_begin): it works on the
+-- state the host has taken in, and its commit reads the rest, checking that none of it touches
+-- what the batch read — which now also covers a batch that writes nothing (its requests failed,
+-- or changed nothing): prefsd_reads_after checks it without taking the counter.
+--
+-- And the commit is a procedure, prefsd_commit_optimistic, which commits inside the call: the
+-- server answers once the commit is durable, so the host no longer follows the statement with
+-- an empty one to learn that the commit at the protocol's Sync is done. A procedure returns one
+-- row, so the others' changes come back as the text of a JSON array, each element a
+-- prefsd_change_page_row.
+
+-- Whether a change after `start` up to `upto` touches a key in `keys_read` (any key with
+-- `all_keys_read`), a draft in `drafts_read` (any draft with `all_drafts_read`), or the drafts
+-- of an account in `accounts_read` or of a thread in `threads_read`. (PL/pgSQL, whose query
+-- keeps its plan; its callers plan generically.)
+CREATE FUNCTION prefsd_touches_reads(
+    start bigint, upto bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
+    threads_read text[], all_drafts_read boolean
+) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN EXISTS (
+        SELECT 1 FROM change c
+        WHERE c.revision > start AND c.revision <= upto AND (
+            (all_keys_read AND c.key IS NOT NULL) OR c.key = ANY (keys_read)
+            OR (all_drafts_read AND c.draft IS NOT NULL) OR c.draft = ANY (drafts_read)
+            OR c.account = ANY (accounts_read) OR c.thread = ANY (threads_read)
+            OR c.previous_thread = ANY (threads_read)));
+END;
+$$;
+
+-- prefsd_commit_after as 0004 made it, its check now prefsd_touches_reads.
+CREATE OR REPLACE FUNCTION prefsd_commit_after(
+    start bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
+    threads_read text[], all_drafts_read boolean,
+    upserted jsonb, deleted jsonb, locked jsonb, unlocked jsonb, registered jsonb, logged jsonb,
+    keep_from bigint, newest bigint, payload_prefix text
+) RETURNS SETOF prefsd_change_page_row LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    moved bigint;
+BEGIN
+    SELECT s.newest_revision - start INTO moved FROM change_log_state s WHERE s.id = 1 FOR UPDATE;
+    IF moved > 0 AND prefsd_touches_reads(
+        start, start + moved, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
+    THEN
+        RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
+    END IF;
+    RETURN QUERY SELECT * FROM prefsd_begin(start, false);
+    PERFORM prefsd_commit(
+        prefsd_shift(upserted, moved), deleted, prefsd_shift(locked, moved), unlocked, prefsd_shift(registered, moved),
+        prefsd_shift(logged, moved), keep_from, newest + moved, start + moved, payload_prefix || (newest + moved));
+END;
+$$;
+
+-- What other hosts committed after `start`, for a batch that read but wrote nothing: fails
+-- (serialization_failure) if any of it touches what the batch read. It takes no lock: the
+-- batch's outcome holds as of this statement's snapshot.
+CREATE FUNCTION prefsd_reads_after(
+    start bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
+    threads_read text[], all_drafts_read boolean
+) RETURNS SETOF prefsd_change_page_row LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+    newest bigint;
+BEGIN
+    SELECT s.newest_revision INTO newest FROM change_log_state s WHERE s.id = 1;
+    IF newest > start AND prefsd_touches_reads(
+        start, newest, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
+    THEN
+        RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
+    END IF;
+    RETURN QUERY SELECT * FROM prefsd_begin(start, false);
+END;
+$$;
+
+-- Commits an optimistic batch that opened no transaction, as prefsd_commit_after does, and
+-- commits before it returns: `log_newest_revision` and `log_oldest_revision` are the log's
+-- bounds once the batch is in, `changes` the others' changes it went after (the text of a JSON
+-- array, in revision order). CALL it on its own, outside a transaction block (a procedure commits only
+-- there); it has no SET clause for the same reason — the functions it calls have theirs.
+CREATE PROCEDURE prefsd_commit_optimistic(
+    start bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
+    threads_read text[], all_drafts_read boolean,
+    upserted jsonb, deleted jsonb, locked jsonb, unlocked jsonb, registered jsonb, logged jsonb,
+    keep_from bigint, newest bigint, payload_prefix text,
+    OUT log_newest_revision bigint, OUT log_oldest_revision bigint, OUT changes text
+) LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT max(p.log_newest_revision), max(p.log_oldest_revision),
+        coalesce(json_agg(p ORDER BY p.revision) FILTER (WHERE p.revision IS NOT NULL)::text, '[]')
+    INTO log_newest_revision, log_oldest_revision, changes
+    FROM prefsd_commit_after(
+        start, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read,
+        upserted, deleted, locked, unlocked, registered, logged, keep_from, newest, payload_prefix) p;
+    COMMIT;
+END;
+$$;
