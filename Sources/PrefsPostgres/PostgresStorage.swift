@@ -30,6 +30,7 @@ public final class PostgresStorage: PrefsStorage {
     private let client: PostgresClient
     private let clientTask: Task<Void, Never>
     private let writer: PostgresWriter
+    private let writerActivity = WriterActivity()
     private let tick: Duration
     private let listener = Mutex<CommitListener?>(nil)
     private let closed = Atomic<Bool>(false)
@@ -64,7 +65,8 @@ public final class PostgresStorage: PrefsStorage {
         clientTask = Task { await client.run() }
         writer = PostgresWriter(
             connection: PostgresWriteConnection(
-                location: database, configuration: configuration.named("prefsd writer"), hostID: hostID, logger: logger))
+                location: database, configuration: configuration.named("prefsd writer"), hostID: hostID,
+                activity: writerActivity, logger: logger))
     }
 
     /// The driver's TLS settings for a `sslmode`.
@@ -111,8 +113,8 @@ public final class PostgresStorage: PrefsStorage {
 
     public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         let started = CommitListener(
-            configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick, logger: logger,
-            wake: wake)
+            configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick,
+            writerActivity: writerActivity, logger: logger, wake: wake)
         listener.withLock { $0 = started }
     }
 

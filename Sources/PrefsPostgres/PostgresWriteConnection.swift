@@ -29,6 +29,8 @@ final class PostgresWriteConnection: WriteConnection {
     private let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let hostID: String
+    /// Where each commit is recorded: it took in what other hosts committed before it.
+    private let activity: WriterActivity
     private let logger: Logger
     private var connection: PostgresConnection?
     private var pending = PendingWrites()
@@ -45,10 +47,14 @@ final class PostgresWriteConnection: WriteConnection {
     /// The request savepoint in progress: whether `SAVEPOINT` has been sent for it.
     private var savepointSent: Bool?
 
-    init(location: PostgresLocation, configuration: PostgresConnection.Configuration, hostID: String, logger: Logger) {
+    init(
+        location: PostgresLocation, configuration: PostgresConnection.Configuration, hostID: String, activity: WriterActivity,
+        logger: Logger
+    ) {
         self.location = location
         self.configuration = configuration
         self.hostID = hostID
+        self.activity = activity
         self.logger = logger
     }
 
@@ -163,6 +169,7 @@ final class PostgresWriteConnection: WriteConnection {
                 try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
             }
             try commitTransaction()
+            activity.committed()
             return nil
         }
         guard writes else { return try checkReads(after: start, keysRead: keysRead) }
@@ -178,6 +185,7 @@ final class PostgresWriteConnection: WriteConnection {
                 return (newest, try PostgresRows.changePage(rows))
             }
         }
+        activity.committed()
         guard newest > start else { return nil }
         return CommitRebase(shift: newest - start, committedBefore: committedBefore)
     }
@@ -196,6 +204,7 @@ final class PostgresWriteConnection: WriteConnection {
             }
         }
         try commitTransaction()
+        activity.committed()
         let committedBefore = try PostgresRows.changePage(rows)
         return committedBefore.changes.isEmpty ? nil : CommitRebase(shift: 0, committedBefore: committedBefore)
     }

@@ -75,4 +75,74 @@ struct PostgresCatchUpTests {
             }
         }
     }
+
+    @Test("A host whose writer commits steadily stops listening and takes in others' commits with its own; once it stops, it listens again")
+    func aBusyHostStopsListening() async throws {
+        try await withPostgresDatabase { database in
+            // No safety tick within the test: only a notification or the host's own commits bring
+            // another host's commit in.
+            let storage = try await PostgresStorage(database: PostgresLocation(url: database.url), tick: .seconds(3600))
+            try await withStore(PrefsEngine(storage: storage, configuration: StoreConfiguration())) { store in
+                var events = store.watch(WatchRequest(keys: ["other.k"], since: 0)).makeAsyncIterator()
+                let writing = Task {
+                    var count: Int64 = 0
+                    while !Task.isCancelled {
+                        _ = try await store.set("busy.k", to: .integer(count))
+                        count += 1
+                    }
+                }
+                #expect(try await Self.listenerComes(to: "UNLISTEN", database), "stops listening while its writer commits steadily")
+                let during = try await Self.commitAsAnotherHost(database, "other.k", 1)
+                var event = try await events.next()
+                while let notice = event, notice.kind.isNotice { event = try await events.next() }
+                #expect(event?.revision == during && event?.value == 1, "taken in by the host's own commits")
+
+                writing.cancel()
+                _ = await writing.result
+                #expect(try await Self.listenerComes(to: "LISTEN", database), "listens again once its writer is idle")
+                let after = try await Self.commitAsAnotherHost(database, "other.k", 2)
+                event = try await events.next()
+                while let notice = event, notice.kind.isNotice { event = try await events.next() }
+                #expect(event?.revision == after && event?.value == 2, "brought in by its notification")
+            }
+        }
+    }
+
+    /// Whether the host's listening connection runs a statement starting with `command`
+    /// (`LISTEN`, `UNLISTEN`) within ten seconds, as `pg_stat_activity` shows its last statement.
+    private static func listenerComes(to command: String, _ database: PostgresTestDatabase) async throws -> Bool {
+        for _ in 0..<1000 {
+            let statement = try await database.connection { connection, logger in
+                try await connection.query(
+                    """
+                    SELECT query FROM pg_stat_activity
+                    WHERE datname = \(database.name) AND application_name = 'prefsd listener' AND state = 'idle'
+                    """, logger: logger
+                ).collect().first?.decode(String.self)
+            }
+            if statement?.hasPrefix(command + " ") == true { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    /// Commits `key` = `value` as another host would (`prefsd_commit`, holding the revision
+    /// counter, and notifying), and returns its revision.
+    private static func commitAsAnotherHost(_ database: PostgresTestDatabase, _ key: String, _ value: Int) async throws -> Revision {
+        try await database.connection { connection, logger in
+            try await connection.query("BEGIN", logger: logger)
+            let newest = try await connection.query(
+                "SELECT newest_revision FROM change_log_state WHERE id = 1 FOR UPDATE", logger: logger
+            ).collect().first?.decode(Int64.self) ?? 0
+            let revision = newest + 1
+            let row = #"[{"key": "\#(key)", "scope": "/", "value": "\#(value)", "revision": \#(revision)}]"#
+            let change = #"[{"revision": \#(revision), "kind": "set", "key": "\#(key)", "scope": "/", "value": "\#(value)", "created_at": 0}]"#
+            try await connection.query(
+                """
+                SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(revision), \(newest), \("other \(revision)"))
+                """, logger: logger)
+            try await connection.query("COMMIT", logger: logger)
+            return revision
+        }
+    }
 }
