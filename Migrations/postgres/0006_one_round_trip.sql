@@ -74,10 +74,11 @@ END;
 $$;
 
 -- Commits an optimistic batch that opened no transaction, as prefsd_commit_after does, and
--- commits before it returns: `log_newest_revision` and `log_oldest_revision` are the log's
--- bounds once the batch is in, `changes` the others' changes it went after (the text of a JSON
--- array, in revision order). CALL it on its own, outside a transaction block (a procedure commits only
--- there); it has no SET clause for the same reason — the functions it calls have theirs.
+-- commits before it returns: `log_newest_revision` is the log's newest revision before the batch
+-- (its revisions move up by its distance from `start`), `log_oldest_revision` the log's oldest,
+-- and `changes` the others' changes it went after (the text of a JSON array, in revision order;
+-- no query reads them when there are none). CALL it on its own, outside a transaction block (a
+-- procedure commits only there); it has no SET clause for the same reason.
 CREATE PROCEDURE prefsd_commit_optimistic(
     start bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
     threads_read text[], all_drafts_read boolean,
@@ -85,13 +86,27 @@ CREATE PROCEDURE prefsd_commit_optimistic(
     keep_from bigint, newest bigint, payload_prefix text,
     OUT log_newest_revision bigint, OUT log_oldest_revision bigint, OUT changes text
 ) LANGUAGE plpgsql AS $$
+DECLARE
+    moved bigint;
 BEGIN
-    SELECT max(p.log_newest_revision), max(p.log_oldest_revision),
-        coalesce(json_agg(p ORDER BY p.revision) FILTER (WHERE p.revision IS NOT NULL)::text, '[]')
-    INTO log_newest_revision, log_oldest_revision, changes
-    FROM prefsd_commit_after(
-        start, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read,
-        upserted, deleted, locked, unlocked, registered, logged, keep_from, newest, payload_prefix) p;
+    SELECT s.newest_revision, s.oldest_revision INTO log_newest_revision, log_oldest_revision
+    FROM change_log_state s WHERE s.id = 1 FOR UPDATE;
+    moved := log_newest_revision - start;
+    changes := '[]';
+    IF moved > 0 THEN
+        IF prefsd_touches_reads(
+            start, log_newest_revision, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
+        THEN
+            RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
+        END IF;
+        SELECT json_agg(c ORDER BY c.revision)::text INTO changes FROM (
+            SELECT revision, kind, key, scope, value, old_value, draft, attachment, account, thread, previous_thread,
+                draft_revision, valid
+            FROM change WHERE revision > start AND revision <= log_newest_revision) c;
+    END IF;
+    PERFORM prefsd_commit(
+        prefsd_shift(upserted, moved), deleted, prefsd_shift(locked, moved), unlocked, prefsd_shift(registered, moved),
+        prefsd_shift(logged, moved), keep_from, newest + moved, start + moved, payload_prefix || (newest + moved));
     COMMIT;
 END;
 $$;

@@ -159,9 +159,9 @@ private struct SchemaRow: Encodable {
     var revision: Revision
 }
 
-/// A change-log entry as the commit functions read it (a missing member is NULL), and as a
-/// writer's commit returns other hosts' changes (without `created_at`).
-struct ChangeRow: Codable {
+/// A change-log entry as the commit functions read it (a missing member is NULL), and as the
+/// database returns one (without `created_at`).
+struct ChangeRow: Encodable {
     var revision: Revision
     var kind: String
     var key: String?
