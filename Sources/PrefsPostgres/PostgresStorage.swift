@@ -15,8 +15,9 @@ import Synchronization
 /// all the requests waiting on it in one transaction, and hosts' transactions run side by side
 /// until they commit (``PostgresWriteConnection``). Each commit notifies the other
 /// hosts (``CommitListener``), which read the change log after their newest revision — on a
-/// notification, when their listening connection is made again, and on a periodic tick — so a
-/// change reaches every host, once and in order, whatever was lost on the way.
+/// notification, when they start listening, and on a periodic tick — so a change reaches every
+/// host, once and in order, whatever was lost on the way. A host's own commits take in the others'
+/// changes too, so while its writer commits steadily it does not listen (``WriterActivity``).
 ///
 /// Writes wait for the database on a thread of their own (``PostgresWriter``); reads of drafts,
 /// attachments and the change log go through a pool of connections.
