@@ -130,8 +130,10 @@ struct PendingWrites {
         }
     }
 
-    private static func json(_ rows: some Encodable) throws -> String {
-        String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+    /// `rows` as a JSON array; most batches leave most kinds of row empty, and `[]` needs no
+    /// encoder.
+    private static func json<Row: Encodable>(_ rows: [Row]) throws -> String {
+        rows.isEmpty ? "[]" : String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
     }
 }
 
