@@ -39,7 +39,13 @@ final class GroupCommitWriter: Sendable {
         var draining = false
         /// Whether a batch is under way that has not yet sent the statement that commits it.
         var beforeCommit = false
+        /// How many requests the last batch committed.
+        var lastBatchSize = 0
     }
+
+    /// How long the writer's thread waits, at most, for a batch to grow back to the size of the
+    /// last one (``gatherStragglers()``).
+    static let gatherWindow = Duration.microseconds(200)
 
     /// What the writer does around each batch: take in what other writers committed, open a
     /// batch, finish its transaction, and publish one that committed.
@@ -125,7 +131,25 @@ final class GroupCommitWriter: Sendable {
 
     /// Commits batches until the queue is empty.
     private func drain(_ connection: any WriteConnection) {
-        while let acknowledge = commitWaiting(connection) { acknowledge() }
+        while true {
+            if storage.hasOtherWriters { gatherStragglers() }
+            guard let acknowledge = commitWaiting(connection) else { return }
+            acknowledge()
+        }
+    }
+
+    /// Waits a moment for the next batch to reach the size of the last, at most
+    /// ``gatherWindow``: the requests just acknowledged are on their way back, and where writers
+    /// share a database over the network each commit has a high fixed cost whatever its size —
+    /// as PostgreSQL's `commit_delay` does for its WAL flushes. A lone writer never waits (its
+    /// last batch held one request), nor does a batch as big as the last one.
+    private func gatherStragglers() {
+        let deadline = ContinuousClock.now + Self.gatherWindow
+        while queue.withLock({ $0.lastBatchSize > 1 && !$0.jobs.isEmpty && $0.jobs.count < $0.lastBatchSize }),
+            ContinuousClock.now < deadline
+        {
+            usleep(20)
+        }
     }
 
     /// Commits the jobs waiting, and returns what acknowledges them; with none, the writer
@@ -134,7 +158,7 @@ final class GroupCommitWriter: Sendable {
         let jobs = queue.withLock { queue in
             let jobs = queue.jobs
             queue.jobs = []
-            if jobs.isEmpty { queue.draining = false }
+            if jobs.isEmpty { queue.draining = false } else { queue.lastBatchSize = jobs.count }
             queue.beforeCommit = !jobs.isEmpty
             return jobs
         }
