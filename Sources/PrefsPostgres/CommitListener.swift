@@ -14,13 +14,10 @@ import Synchronization
 /// signal and a message to every listening connection, and the host a wake-up. So once a run of
 /// notifications has all come while the writer was committing steadily, the listener stops
 /// listening (`UNLISTEN`), and listens again — reading whatever came meanwhile — as soon as the
-/// writer has not committed for ``steadyInterval``.
+/// writer has not committed for a while (`steadyWriter`, 5 ms by default).
 final class CommitListener: Sendable {
     /// The channel commits are announced on.
     static let channel = "prefsd_changes"
-    /// How recently the writer must have committed for it to count as committing steadily; once
-    /// it has not for this long, a listener that stopped listens again.
-    static let steadyInterval = Duration.milliseconds(5)
     /// How many notifications in a row, each while the writer commits steadily, stop the listener.
     static let redundantRun = 8
 
@@ -29,10 +26,11 @@ final class CommitListener: Sendable {
     /// Starts listening; `wake` is called from any thread, with the revision a notification
     /// announces (nil when listening starts, and on a tick). Notifications this host sent
     /// (`hostID`) do not wake it: it has taken its own commits in already. `writerActivity` tells
-    /// when the host's writer commits steadily.
+    /// when the host's writer last committed: it commits steadily while it did so within
+    /// `steadyWriter`.
     init(
         configuration: PostgresConnection.Configuration, hostID: String, tick: Duration, writerActivity: WriterActivity,
-        logger: Logger, wake: @escaping @Sendable (_ announced: Revision?) -> Void
+        steadyWriter: Duration, logger: Logger, wake: @escaping @Sendable (_ announced: Revision?) -> Void
     ) {
         let listening = Task {
             var pause = Duration.milliseconds(50)
@@ -42,9 +40,10 @@ final class CommitListener: Sendable {
                     defer { Task { try? await connection.close() } }
                     pause = .milliseconds(50)
                     while !Task.isCancelled {
-                        try await Self.listen(on: connection, hostID: hostID, writerActivity: writerActivity, wake: wake)
-                        while writerActivity.committed(within: Self.steadyInterval) {
-                            try await Task.sleep(for: Self.steadyInterval)
+                        try await Self.listen(
+                            on: connection, hostID: hostID, writerActivity: writerActivity, steadyWriter: steadyWriter, wake: wake)
+                        while writerActivity.committed(within: steadyWriter) {
+                            try await Task.sleep(for: steadyWriter)
                         }
                     }
                 } catch {
@@ -64,7 +63,7 @@ final class CommitListener: Sendable {
     /// writer committed steadily (then stops listening, and returns), or the connection is lost
     /// (and throws).
     private static func listen(
-        on connection: PostgresConnection, hostID: String, writerActivity: WriterActivity,
+        on connection: PostgresConnection, hostID: String, writerActivity: WriterActivity, steadyWriter: Duration,
         wake: @escaping @Sendable (_ announced: Revision?) -> Void
     ) async throws {
         try await connection.listen(on: channel) { notifications in
@@ -75,7 +74,7 @@ final class CommitListener: Sendable {
                 if !notification.payload.hasPrefix(hostID + " ") {
                     wake(notification.payload.split(separator: " ").last.flatMap { Revision($0) })
                 }
-                redundant = writerActivity.committed(within: steadyInterval) ? redundant + 1 : 0
+                redundant = writerActivity.committed(within: steadyWriter) ? redundant + 1 : 0
                 if redundant == redundantRun { return }
             }
             throw ListeningEnded()

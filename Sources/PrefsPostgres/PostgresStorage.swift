@@ -33,15 +33,23 @@ public final class PostgresStorage: PrefsStorage {
     private let writer: PostgresWriter
     private let writerActivity = WriterActivity()
     private let tick: Duration
+    private let steadyWriter: Duration
     private let listener = Mutex<CommitListener?>(nil)
     private let closed = Atomic<Bool>(false)
 
     /// Connects to `database`, migrates it (once, whichever host starts first), and readies the
     /// connections. `tick` is how often the host reads the change log even without a
-    /// notification. Throws `unavailable`, with what went wrong, when PostgreSQL cannot be reached.
-    public init(database: PostgresLocation, tick: Duration = .seconds(1), logger: Logger = Logger(label: "prefsd")) async throws {
+    /// notification; `steadyWriter`, how recently the host's writer must have committed for it to
+    /// count as committing steadily — then the host stops listening for notifications, and it
+    /// listens again once the writer has not committed for that long (``CommitListener``).
+    /// Throws `unavailable`, with what went wrong, when PostgreSQL cannot be reached.
+    public init(
+        database: PostgresLocation, tick: Duration = .seconds(1), steadyWriter: Duration = .milliseconds(5),
+        logger: Logger = Logger(label: "prefsd")
+    ) async throws {
         self.database = database
         self.tick = tick
+        self.steadyWriter = steadyWriter
         self.logger = logger
         let tls = try Self.tls(for: database.tls)
         var configuration = PostgresConnection.Configuration(
@@ -115,7 +123,7 @@ public final class PostgresStorage: PrefsStorage {
     public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         let started = CommitListener(
             configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick,
-            writerActivity: writerActivity, logger: logger, wake: wake)
+            writerActivity: writerActivity, steadyWriter: steadyWriter, logger: logger, wake: wake)
         listener.withLock { $0 = started }
     }
 

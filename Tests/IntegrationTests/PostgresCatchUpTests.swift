@@ -80,8 +80,10 @@ struct PostgresCatchUpTests {
     func aBusyHostStopsListening() async throws {
         try await withPostgresDatabase { database in
             // No safety tick within the test: only a notification or the host's own commits bring
-            // another host's commit in.
-            let storage = try await PostgresStorage(database: PostgresLocation(url: database.url), tick: .seconds(3600))
+            // another host's commit in. The writer counts as steady if it committed within half
+            // a second (5 ms by default): commits are slow on a machine busy with other tests.
+            let storage = try await PostgresStorage(
+                database: PostgresLocation(url: database.url), tick: .seconds(3600), steadyWriter: .milliseconds(500))
             try await withStore(PrefsEngine(storage: storage, configuration: StoreConfiguration())) { store in
                 var events = store.watch(WatchRequest(keys: ["other.k"], since: 0)).makeAsyncIterator()
                 let writing = Task {
@@ -109,21 +111,22 @@ struct PostgresCatchUpTests {
     }
 
     /// Whether the host's listening connection runs a statement starting with `command`
-    /// (`LISTEN`, `UNLISTEN`) within ten seconds, as `pg_stat_activity` shows its last statement.
+    /// (`LISTEN`, `UNLISTEN`) within twenty seconds, as `pg_stat_activity` shows its last statement.
     private static func listenerComes(to command: String, _ database: PostgresTestDatabase) async throws -> Bool {
-        for _ in 0..<1000 {
-            let statement = try await database.connection { connection, logger in
-                try await connection.query(
+        try await database.connection { connection, logger in
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let statement = try await connection.query(
                     """
                     SELECT query FROM pg_stat_activity
                     WHERE datname = \(database.name) AND application_name = 'prefsd listener' AND state = 'idle'
                     """, logger: logger
                 ).collect().first?.decode(String.self)
+                if statement?.hasPrefix(command + " ") == true { return true }
+                try await Task.sleep(for: .milliseconds(10))
             }
-            if statement?.hasPrefix(command + " ") == true { return true }
-            try await Task.sleep(for: .milliseconds(10))
+            return false
         }
-        return false
     }
 
     /// Commits `key` = `value` as another host would (`prefsd_commit`, holding the revision
