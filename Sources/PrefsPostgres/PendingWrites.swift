@@ -185,7 +185,7 @@ struct ChangeRow: Encodable {
         case createdAt = "created_at"
     }
 
-    init(_ change: LoggedChange, createdAt: Double?) {
+    init(_ change: LoggedChange, createdAt: Double) {
         let event = change.event
         revision = event.revision
         kind = event.kind.rawValue

@@ -16,8 +16,6 @@ final class WriterActivity: Sendable {
     /// Whether the writer committed within the last `interval`.
     func committed(within interval: Duration) -> Bool {
         let last = lastCommit.load(ordering: .relaxed)
-        let (seconds, attoseconds) = interval.components
-        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-        return last > 0 && DispatchTime.now().uptimeNanoseconds - last <= nanoseconds
+        return last > 0 && Double(DispatchTime.now().uptimeNanoseconds - last) <= interval / .nanoseconds(1)
     }
 }
