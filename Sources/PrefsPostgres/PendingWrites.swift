@@ -72,8 +72,8 @@ struct PendingWrites {
     /// other hosts committed since — unless one of their changes touches `keysRead` or
     /// `draftsRead`. Inside a transaction, a call of `prefsd_commit_after`, whose rows are the
     /// others' changes, each with the log's newest revision once they are in; outside one, a call
-    /// of `prefsd_commit_optimistic`, which commits before it answers, in one row: the log's
-    /// bounds and the others' changes as JSON (``PostgresRows/committedElsewhere(_:)``). The
+    /// of `prefsd_commit_batch`, which commits before it answers, in one row: the log's bounds
+    /// and the others' changes (``PostgresRows/committedElsewhere(_:)``). The
     /// batch's revisions move up by the log's newest revision less `startRevision`.
     func statementAfter(
         startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String,
@@ -82,7 +82,7 @@ struct PendingWrites {
         let rows = try RowsJSON(self)
         let reads = Self.reads(keysRead, draftsRead)
         return """
-            \(unescaped: inTransaction ? "SELECT * FROM prefsd_commit_after" : "CALL prefsd_commit_optimistic")(
+            \(unescaped: inTransaction ? "SELECT * FROM prefsd_commit_after" : "CALL prefsd_commit_batch")(
                 \(startRevision), \(reads.keys), \(reads.allKeys), \(reads.drafts), \(reads.accounts), \(reads.threads), \(reads.allDrafts),
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
                 \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix)

@@ -109,18 +109,15 @@ enum PostgresRows {
     }
 
     /// The log's newest revision and what other hosts committed before a batch, from the row of
-    /// `prefsd_commit_optimistic`: the log's bounds, and the changes as a JSON array of rows.
+    /// `prefsd_commit_batch`: the log's bounds, and the changes as an array of rows.
     static func committedElsewhere(_ rows: [PostgresRow]) throws -> (newestRevision: Revision, page: ChangeLogPage) {
         guard let row = rows.first?.makeRandomAccess() else {
             throw PrefsError(.internal, "The database's commit procedure answered no row.")
         }
-        guard case .array(let changes) = try JSONValue(parsing: try row["changes"].decode(String.self)) else {
-            throw PrefsError(.internal, "The database's commit procedure answered changes that are not a JSON array.")
-        }
         return (
             try row["log_newest_revision"].decode(Int64.self),
             ChangeLogPage(
-                changes: try changes.map { try ChangeRow(json: $0).loggedChange() },
+                changes: try row["changes"].decode(ChangeRows.self).rows.map { try $0.loggedChange() },
                 oldestRevision: try row["log_oldest_revision"].decode(Int64.self))
         )
     }
@@ -149,35 +146,5 @@ extension ChangeRow {
         previousThread = try row["previous_thread"].decode(String?.self)
         draftRevision = try row["draft_revision"].decode(Int64?.self)
         valid = try row["valid"].decode(Bool?.self)
-    }
-
-    /// A change log row as an element of the JSON array of rows the commit procedure answers
-    /// (its columns as members; NULL as null).
-    init(json: JSONValue) throws {
-        guard case .object(let members) = json else {
-            throw PrefsError(.internal, "The database's commit procedure answered a change that is not a JSON object.")
-        }
-        func text(_ name: String) -> String? {
-            if case .string(let text) = members[name] { text } else { nil }
-        }
-        func integer(_ name: String) -> Int64? {
-            if case .integer(let number) = members[name] { number } else { nil }
-        }
-        guard let revision = integer("revision"), let kind = text("kind") else {
-            throw PrefsError(.internal, "The database's commit procedure answered a change without a revision or kind.")
-        }
-        self.revision = revision
-        self.kind = kind
-        key = text("key")
-        scope = text("scope")
-        value = text("value")
-        oldValue = text("old_value")
-        draft = text("draft")
-        attachment = text("attachment")
-        account = text("account")
-        thread = text("thread")
-        previousThread = text("previous_thread")
-        draftRevision = integer("draft_revision")
-        valid = if case .bool(let valid) = members["valid"] { valid } else { nil }
     }
 }

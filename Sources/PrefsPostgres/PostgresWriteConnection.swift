@@ -10,13 +10,13 @@ import PrefsKit
 ///
 /// An optimistic batch — every batch's first attempt — sends nothing until it commits: it works
 /// on the state the engine has taken in; its preference rows and log entries wait in
-/// ``PendingWrites``; and it commits in one call (`prefsd_commit_optimistic`), one round trip,
-/// which takes the one-row revision counter, checks that no host changed what the batch read
-/// since the revision it worked on, writes, and commits before it answers — so an answer means
-/// the batch is durable. The counter is held for that call's work and its sync only, never
-/// across a round trip to this host, so hosts' batches run side by side and queue on the counter
-/// only as they commit; the call returns what other hosts committed before it, taken in ahead of
-/// the batch's own changes. Only a batch that writes a row at once — draft rows, which later
+/// ``PendingWrites``; and it commits in one call (`prefsd_commit_batch`), one round trip, which
+/// checks that no host changed what the batch read since the revision it worked on, takes the
+/// one-row revision counter (and checks again what was committed in the moment between),
+/// writes, and commits before it answers — so an answer means the batch is durable. The counter
+/// is held for the batch's writes and its sync only, never across a round trip to this host, so
+/// hosts' batches run side by side and queue on the counter only as they commit; the call returns
+/// what other hosts committed before it, taken in ahead of the batch's own changes. Only a batch that writes a row at once — draft rows, which later
 /// requests read back, and blobs — opens a transaction (`BEGIN` before that row), and commits it
 /// after the call.
 ///

@@ -76,6 +76,60 @@ struct PostgresCatchUpTests {
         }
     }
 
+    @Test("A change another host commits while a batch waits for the revision counter is checked against what the batch read")
+    func aChangeCommittedWhileABatchWaitsIsChecked() async throws {
+        try await withPostgresDatabase { database in
+            let storage = try await PostgresStorage(database: PostgresLocation(url: database.url), tick: .seconds(3600))
+            try await withStore(PrefsEngine(storage: storage, configuration: StoreConfiguration())) { store in
+                let first = try await store.set("k", to: 1)
+                // Judged on the host's view, k is still at `first`: the batch commits unless the
+                // change that lands while it waits for the counter is checked too.
+                var write: Task<WriteResult, any Error>?
+                let other = try await Self.commitAsAnotherHost(database, "k", 2, notifying: false) {
+                    write = Task { try await store.set("k", to: 3, scope: .root, ifRevision: first.revision) }
+                    let waiting = try await Self.hostWaitsForTheCounter(database)
+                    #expect(waiting, "the host's commit waits for the counter")
+                }
+                guard let outcome = await write?.result else { return }
+                if case .failure(let error as PrefsError) = outcome {
+                    #expect(error.code == .staleRevision)
+                } else {
+                    Issue.record("judged on the host's view alone: \(outcome)")
+                }
+                let value = try await store.resolve("k")
+                #expect(value.value == 2 && value.revision == other)
+            }
+        }
+    }
+
+    @Test("What other hosts committed before a batch took the revision counter, and while it waited for it, is taken in ahead of the batch")
+    func changesBeforeAndWhileABatchWaitsAreTakenIn() async throws {
+        try await withPostgresDatabase { database in
+            let storage = try await PostgresStorage(database: PostgresLocation(url: database.url), tick: .seconds(3600))
+            try await withStore(PrefsEngine(storage: storage, configuration: StoreConfiguration())) { store in
+                let first = try await store.set("mine", to: 1)
+                var events = store.watch(WatchRequest(keys: ["before", "during", "mine"], since: first.revision)).makeAsyncIterator()
+                // Neither sends a notification: the host learns of them from its own batch only.
+                let before = try await Self.commitAsAnotherHost(database, "before", 1, notifying: false)
+                var write: Task<WriteResult, any Error>?
+                let during = try await Self.commitAsAnotherHost(database, "during", 1, notifying: false) {
+                    write = Task { try await store.set("mine", to: 2) }
+                    let waiting = try await Self.hostWaitsForTheCounter(database)
+                    #expect(waiting, "the host's commit waits for the counter")
+                }
+                guard let written = try await write?.value else { return }
+                #expect(written.revision == during + 1 && during == before + 1)
+                #expect(try await store.resolve("before").value == 1)
+                #expect(try await store.resolve("during").value == 1)
+                var revisions: [Revision] = []
+                while revisions.count < 3, let event = try await events.next() {
+                    if !event.kind.isNotice { revisions.append(event.revision) }
+                }
+                #expect(revisions == [before, during, written.revision])
+            }
+        }
+    }
+
     @Test("A host whose writer commits steadily stops listening and takes in others' commits with its own; once it stops, it listens again")
     func aBusyHostStopsListening() async throws {
         try await withPostgresDatabase { database in
@@ -129,9 +183,32 @@ struct PostgresCatchUpTests {
         }
     }
 
+    /// Whether, within twenty seconds, the host's commit waits for the revision counter that
+    /// another connection holds (`pg_stat_activity`).
+    private static func hostWaitsForTheCounter(_ database: PostgresTestDatabase) async throws -> Bool {
+        try await database.connection { connection, logger in
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let waiting = try await connection.query(
+                    """
+                    SELECT count(*) FROM pg_stat_activity
+                    WHERE datname = \(database.name) AND wait_event_type = 'Lock' AND query LIKE 'CALL prefsd_commit_batch%'
+                    """, logger: logger
+                ).collect().first?.decode(Int64.self)
+                if waiting == 1 { return true }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return false
+        }
+    }
+
     /// Commits `key` = `value` as another host would (`prefsd_commit`, holding the revision
-    /// counter, and notifying), and returns its revision.
-    private static func commitAsAnotherHost(_ database: PostgresTestDatabase, _ key: String, _ value: Int) async throws -> Revision {
+    /// counter from its start, and notifying unless told not to), running `meanwhile` before it
+    /// commits, and returns its revision.
+    private static func commitAsAnotherHost(
+        _ database: PostgresTestDatabase, _ key: String, _ value: Int, notifying: Bool = true,
+        meanwhile: () async throws -> Void = {}
+    ) async throws -> Revision {
         try await database.connection { connection, logger in
             try await connection.query("BEGIN", logger: logger)
             let newest = try await connection.query(
@@ -140,10 +217,13 @@ struct PostgresCatchUpTests {
             let revision = newest + 1
             let row = #"[{"key": "\#(key)", "scope": "/", "value": "\#(value)", "revision": \#(revision)}]"#
             let change = #"[{"revision": \#(revision), "kind": "set", "key": "\#(key)", "scope": "/", "value": "\#(value)", "created_at": 0}]"#
+            // A start equal to the new revision sends no notification.
+            let start = notifying ? newest : revision
             try await connection.query(
                 """
-                SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(revision), \(newest), \("other \(revision)"))
+                SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(revision), \(start), \("other \(revision)"))
                 """, logger: logger)
+            try await meanwhile()
             try await connection.query("COMMIT", logger: logger)
             return revision
         }
