@@ -25,11 +25,20 @@ struct RevisionShift: Sendable {
 }
 
 extension KeyState {
-    /// The state with the batch's revisions moved.
+    /// The state with the batch's revisions moved. A state none of whose revisions is the batch's is returned as it is, and one that has
+    /// some is mapped whole: no dictionary is copied and then searched scope by scope.
     func shifted(_ shift: RevisionShift) -> KeyState {
         var state = self
-        for (scope, stored) in values { state.values[scope]?.revision = shift(stored.revision) }
-        for (scope, revision) in locks { state.locks[scope] = shift(revision) }
+        if values.values.contains(where: { $0.revision > shift.base }) {
+            state.values = values.mapValues { stored in
+                var stored = stored
+                stored.revision = shift(stored.revision)
+                return stored
+            }
+        }
+        if locks.values.contains(where: { $0 > shift.base }) {
+            state.locks = locks.mapValues { shift($0) }
+        }
         return state
     }
 }
