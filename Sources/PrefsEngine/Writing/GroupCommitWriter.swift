@@ -39,13 +39,17 @@ final class GroupCommitWriter: Sendable {
         var draining = false
         /// Whether a batch is under way that has not yet sent the statement that commits it.
         var beforeCommit = false
-        /// How many requests the last batch committed.
-        var lastBatchSize = 0
+        /// The largest batch of late: the last batch's size, or the one before it less one, if
+        /// that is more.
+        var recentBatchSize = 0
+        /// Whether the last batch committed after other writers' commits (it was rebased past
+        /// them): they compete for the database's revision counter.
+        var othersCommitting = false
     }
 
-    /// How long the writer's thread waits, at most, for a batch to grow back to the size of the
-    /// last one (``gatherStragglers()``).
-    static let gatherWindow = Duration.microseconds(200)
+    /// How long the writer's thread waits, at most, for a batch to grow back to the size of
+    /// recent ones while other writers commit (``gatherStragglers()``).
+    static let gatherWindow = Duration.microseconds(500)
 
     /// What the writer does around each batch: take in what other writers committed, open a
     /// batch, finish its transaction, and publish one that committed.
@@ -132,20 +136,23 @@ final class GroupCommitWriter: Sendable {
     /// Commits batches until the queue is empty.
     private func drain(_ connection: any WriteConnection) {
         while true {
-            if storage.hasOtherWriters { gatherStragglers() }
+            gatherStragglers()
             guard let acknowledge = commitWaiting(connection) else { return }
             acknowledge()
         }
     }
 
-    /// Waits a moment for the next batch to reach the size of the last, at most
-    /// ``gatherWindow``: the requests just acknowledged are on their way back, and where writers
-    /// share a database over the network each commit has a high fixed cost whatever its size —
-    /// as PostgreSQL's `commit_delay` does for its WAL flushes. A lone writer never waits (its
-    /// last batch held one request), nor does a batch as big as the last one.
+    /// While other writers commit too, waits a moment for the next batch to reach the size of
+    /// recent ones, at most ``gatherWindow``: the requests just acknowledged are on their way
+    /// back, and every commit takes a turn at the revision counter all writers share, whatever
+    /// its size — as PostgreSQL's `commit_delay` does for its WAL flushes. A writer whose last
+    /// commit followed no other writer's never waits (a lone host on PostgreSQL, SQLite), nor
+    /// does one whose batches hold one request, nor a batch as big as the recent ones.
     private func gatherStragglers() {
         let deadline = ContinuousClock.now + Self.gatherWindow
-        while queue.withLock({ $0.lastBatchSize > 1 && !$0.jobs.isEmpty && $0.jobs.count < $0.lastBatchSize }),
+        while queue.withLock({ queue in
+            queue.othersCommitting && queue.recentBatchSize > 1 && !queue.jobs.isEmpty && queue.jobs.count < queue.recentBatchSize
+        }),
             ContinuousClock.now < deadline
         {
             usleep(20)
@@ -158,7 +165,11 @@ final class GroupCommitWriter: Sendable {
         let jobs = queue.withLock { queue in
             let jobs = queue.jobs
             queue.jobs = []
-            if jobs.isEmpty { queue.draining = false } else { queue.lastBatchSize = jobs.count }
+            if jobs.isEmpty {
+                queue.draining = false
+            } else {
+                queue.recentBatchSize = max(jobs.count, queue.recentBatchSize - 1)
+            }
             queue.beforeCommit = !jobs.isEmpty
             return jobs
         }
@@ -232,6 +243,7 @@ final class GroupCommitWriter: Sendable {
                 metrics.commitTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
                 metrics.commits.increment()
                 metrics.batchSize.record(jobs.count)
+                queue.withLock { $0.othersCommitting = rebase != nil }
                 if let rebase {
                     // Committed after others' changes: those are taken in first, then the
                     // batch's own, moved past them.
