@@ -136,7 +136,7 @@ final class GroupCommitWriter: Sendable {
     /// Commits batches until the queue is empty.
     private func drain(_ connection: any WriteConnection) {
         while true {
-            gatherStragglers()
+            if storage.hasOtherWriters { gatherStragglers() }
             guard let acknowledge = commitWaiting(connection) else { return }
             acknowledge()
         }
