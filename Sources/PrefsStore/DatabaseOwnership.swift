@@ -19,6 +19,9 @@ final class DatabaseOwnership: Sendable {
     /// The lock file's descriptor while the claim is held; nil once released.
     private let descriptor: Mutex<Int32?>
 
+    /// How long a claim recorded under this process's own pid is waited for before `conflict`.
+    static let releaseGrace = Duration.milliseconds(500)
+
     /// Claims the database at `databasePath`, or throws `conflict` naming the owner's pid.
     init(databasePath: String) throws {
         path = databasePath + ".lock"
@@ -26,8 +29,17 @@ final class DatabaseOwnership: Sendable {
         guard descriptor >= 0 else {
             throw PrefsError(.unavailable, "Cannot open the lock file \(path): \(String(cString: strerror(errno))).")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        var waited = Duration.zero
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let owner = Self.readPid(descriptor)
+            // A claim this process has just given up can outlive its release for a moment: a
+            // child being spawned meanwhile holds a copy of the descriptor until it execs. Such
+            // a claim is waited for, briefly; another process's is refused at once.
+            if owner == getpid(), waited < Self.releaseGrace {
+                usleep(5_000)
+                waited += .milliseconds(5)
+                continue
+            }
             close(descriptor)
             throw PrefsError(
                 .conflict,

@@ -26,6 +26,27 @@ struct StoreOwnershipTests {
         }
     }
 
+    @Test("A claim this process gave up, whose lock a copied descriptor still holds for a moment, is waited for")
+    func lingeringOwnClaimIsWaitedFor() async throws {
+        let folder = try makeFolder()
+        defer { removeFolder(folder) }
+        let path = folder.appending(path: "prefs.sqlite").path
+        // As a child being spawned holds a copy of a released claim's descriptor until it execs:
+        // the lock is held under this process's pid, and let go a moment later.
+        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
+        _ = "\(getpid())\n".withCString { pwrite(lock, $0, strlen($0), 0) }
+        let letGo = Thread {
+            usleep(10_000)
+            close(lock)
+        }
+        letGo.start()
+        try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { store in
+            try await store.set("k", to: 1)
+            #expect(try await store.status().pid == getpid())
+        }
+    }
+
     @Test("Different files can be open at once")
     func differentFiles() async throws {
         let folder = try makeFolder()
