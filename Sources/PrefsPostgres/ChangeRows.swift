@@ -35,6 +35,7 @@ struct ChangeRows: PostgresDecodable {
         return bytes
     }
 
+    /// The error for an answer that is not the `prefsd_change[]` this build expects.
     static func malformed(_ detail: String) -> PrefsError {
         PrefsError(.internal, "The database's commit procedure answered changes this build cannot read (\(detail)).")
     }

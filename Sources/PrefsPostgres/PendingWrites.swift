@@ -73,8 +73,8 @@ struct PendingWrites {
     /// `draftsRead`. Inside a transaction, a call of `prefsd_commit_after`, whose rows are the
     /// others' changes, each with the log's newest revision once they are in; outside one, a call
     /// of `prefsd_commit_batch`, which commits before it answers, in one row: the log's bounds
-    /// and the others' changes (``PostgresRows/committedElsewhere(_:)``). The
-    /// batch's revisions move up by the log's newest revision less `startRevision`.
+    /// and the others' changes (``PostgresRows/committedElsewhere(_:)``). The batch's revisions
+    /// move up by the log's newest revision less `startRevision`.
     func statementAfter(
         startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String,
         inTransaction: Bool

@@ -16,9 +16,9 @@ import PrefsKit
 /// writes, and commits before it answers — so an answer means the batch is durable. The counter
 /// is held for the batch's writes and its sync only, never across a round trip to this host, so
 /// hosts' batches run side by side and queue on the counter only as they commit; the call returns
-/// what other hosts committed before it, taken in ahead of the batch's own changes. Only a batch that writes a row at once — draft rows, which later
-/// requests read back, and blobs — opens a transaction (`BEGIN` before that row), and commits it
-/// after the call.
+/// what other hosts committed before it, taken in ahead of the batch's own changes. Only a batch
+/// that writes a row at once — draft rows, which later requests read back, and blobs — opens a
+/// transaction (`BEGIN` before that row), and commits it after the call.
 ///
 /// A batch that must not be overtaken (it runs again after a conflict) opens a transaction and
 /// locks the counter as it begins. A request's savepoint is sent only if the request writes a row

@@ -25,8 +25,9 @@ struct RevisionShift: Sendable {
 }
 
 extension KeyState {
-    /// The state with the batch's revisions moved. A state none of whose revisions is the batch's is returned as it is, and one that has
-    /// some is mapped whole: no dictionary is copied and then searched scope by scope.
+    /// The state with the batch's revisions moved. A state none of whose revisions is the
+    /// batch's is returned as it is, and one that has some is mapped whole: no dictionary is
+    /// copied and then searched scope by scope.
     func shifted(_ shift: RevisionShift) -> KeyState {
         var state = self
         if values.values.contains(where: { $0.revision > shift.base }) {
