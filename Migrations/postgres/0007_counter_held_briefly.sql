@@ -12,8 +12,8 @@
 -- the server and the host more than anything else about those rows.
 --
 -- prefsd_commit_optimistic stays as 0006 made it (with prefsd_shift) for the hosts of the
--- previous release while they are replaced; prefsd_commit and prefsd_commit_after keep their
--- signatures and meaning.
+-- previous release while they are replaced; prefsd_commit keeps its signature and meaning, and
+-- prefsd_commit_after (a batch that opened a transaction) is unchanged.
 
 -- A change-log row as a commit answers it: the columns of `change` but its time.
 CREATE TYPE prefsd_change AS (
@@ -29,6 +29,21 @@ BEGIN
                 c.previous_thread, c.draft_revision, c.valid)::prefsd_change
             ORDER BY c.revision), '{}')
         FROM change c WHERE c.revision > after AND c.revision <= upto);
+END;
+$$;
+
+-- Fails (serialization_failure) if a change after `start` up to `upto` touches what a batch read
+-- (prefsd_touches_reads).
+CREATE FUNCTION prefsd_check_reads(
+    start bigint, upto bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
+    threads_read text[], all_drafts_read boolean
+) RETURNS void LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF prefsd_touches_reads(
+        start, upto, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
+    THEN
+        RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
+    END IF;
 END;
 $$;
 
@@ -98,29 +113,6 @@ BEGIN
 END;
 $$;
 
--- prefsd_commit_after as 0006 made it, the batch's rows moved as they are written.
-CREATE OR REPLACE FUNCTION prefsd_commit_after(
-    start bigint, keys_read text[], all_keys_read boolean, drafts_read text[], accounts_read text[],
-    threads_read text[], all_drafts_read boolean,
-    upserted jsonb, deleted jsonb, locked jsonb, unlocked jsonb, registered jsonb, logged jsonb,
-    keep_from bigint, newest bigint, payload_prefix text
-) RETURNS SETOF prefsd_change_page_row LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-    moved bigint;
-BEGIN
-    SELECT s.newest_revision - start INTO moved FROM change_log_state s WHERE s.id = 1 FOR UPDATE;
-    IF moved > 0 AND prefsd_touches_reads(
-        start, start + moved, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
-    THEN
-        RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
-    END IF;
-    RETURN QUERY SELECT * FROM prefsd_begin(start, false);
-    PERFORM prefsd_write(
-        upserted, deleted, locked, unlocked, registered, logged, keep_from, newest + moved, start + moved,
-        payload_prefix || (newest + moved), moved);
-END;
-$$;
-
 -- Commits an optimistic batch that opened no transaction, as prefsd_commit_optimistic does
 -- (0006), but what other hosts committed up to `seen`, the newest revision before the counter is
 -- taken, is checked and read before; under the counter, only what they committed after `seen`.
@@ -139,11 +131,8 @@ BEGIN
     changes := '{}';
     SELECT s.newest_revision INTO seen FROM change_log_state s WHERE s.id = 1;
     IF seen > start THEN
-        IF prefsd_touches_reads(
-            start, seen, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
-        THEN
-            RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
-        END IF;
+        PERFORM prefsd_check_reads(
+            start, seen, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read);
         changes := prefsd_changes(start, seen);
     ELSE
         seen := start;
@@ -151,11 +140,8 @@ BEGIN
     SELECT s.newest_revision, s.oldest_revision INTO log_newest_revision, log_oldest_revision
     FROM change_log_state s WHERE s.id = 1 FOR UPDATE;
     IF log_newest_revision > seen THEN
-        IF prefsd_touches_reads(
-            seen, log_newest_revision, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read)
-        THEN
-            RAISE EXCEPTION 'another host changed what this transaction read' USING ERRCODE = 'serialization_failure';
-        END IF;
+        PERFORM prefsd_check_reads(
+            seen, log_newest_revision, keys_read, all_keys_read, drafts_read, accounts_read, threads_read, all_drafts_read);
         changes := changes || prefsd_changes(seen, log_newest_revision);
     END IF;
     moved := log_newest_revision - start;
