@@ -132,6 +132,7 @@ let package = Package(
             name: "PrefsServer",
             dependencies: [
                 "PrefsKit", "PrefsEngine", "PrefsSocket",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

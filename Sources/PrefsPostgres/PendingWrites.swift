@@ -26,8 +26,18 @@ struct PendingWrites {
     private(set) var changes: [ChangeRow] = []
     /// The oldest revision the change log keeps after this transaction, if it compacts.
     var keepChangesFrom: Revision?
+    /// The outcomes of the batch's idempotent requests, in order.
+    private var outcomes: [OutcomeRow] = []
+    /// The keys of idempotent requests the batch looked up and did not find: no other writer may
+    /// store an outcome under one of them before the batch commits.
+    var keysChecked: Set<String> = []
+    /// Outcomes and batch ids stored before this time (seconds since 1970) are dropped, if set.
+    var pruneBefore: Double?
 
-    var isEmpty: Bool { values.isEmpty && locks.isEmpty && schemas.isEmpty && changes.isEmpty && keepChangesFrom == nil }
+    var isEmpty: Bool {
+        values.isEmpty && locks.isEmpty && schemas.isEmpty && changes.isEmpty && keepChangesFrom == nil && outcomes.isEmpty
+            && pruneBefore == nil
+    }
 
     mutating func setValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
         values[Row(key: key, scope: scope.path)] = (value.canonicalText, revision)
@@ -53,18 +63,31 @@ struct PendingWrites {
         changes.append(ChangeRow(change, createdAt: time))
     }
 
+    mutating func store(_ outcome: StoredOutcome) {
+        outcomes.append(OutcomeRow(outcome))
+    }
+
+    /// What the commit functions take after the rows, about the batch itself: its `id`, its
+    /// outcomes, the keys it checked, the time, and the pruning.
+    private func record(batch id: String, at time: Double) throws -> (id: String, outcomes: String, keysChecked: [String], now: Double, pruneBefore: Double) {
+        (id, try Self.json(outcomes), Array(keysChecked), time, pruneBefore ?? 0)
+    }
+
     /// The statement that writes everything pending, sets the revision counter to
     /// `newestRevision`, and — when the transaction made changes (`newestRevision` is above
     /// `startRevision`) — notifies the other hosts with `payload`: a call of `prefsd_commit`
     /// (`Migrations/postgres/`), whose statements PostgreSQL plans once per connection, not at
     /// every commit. The transaction holds the revision counter already.
-    func statement(newestRevision: Revision, startRevision: Revision, payload: String) throws -> PostgresQuery {
+    func statement(newestRevision: Revision, startRevision: Revision, payload: String, batch: String, time: Double) throws
+        -> PostgresQuery
+    {
         let rows = try RowsJSON(self)
+        let record = try record(batch: batch, at: time)
         return """
             SELECT prefsd_commit(
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
                 \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(startRevision),
-                \(payload))
+                \(payload), \(record.id), \(record.outcomes)::jsonb, \(record.keysChecked), \(record.now), \(record.pruneBefore))
             """
     }
 
@@ -77,15 +100,17 @@ struct PendingWrites {
     /// move up by the log's newest revision less `startRevision`.
     func statementAfter(
         startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String,
-        inTransaction: Bool
+        batch: String, time: Double, inTransaction: Bool
     ) throws -> PostgresQuery {
         let rows = try RowsJSON(self)
         let reads = Self.reads(keysRead, draftsRead)
+        let record = try record(batch: batch, at: time)
         return """
             \(unescaped: inTransaction ? "SELECT * FROM prefsd_commit_after" : "CALL prefsd_commit_batch")(
                 \(startRevision), \(reads.keys), \(reads.allKeys), \(reads.drafts), \(reads.accounts), \(reads.threads), \(reads.allDrafts),
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
-                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix)
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix),
+                \(record.id), \(record.outcomes)::jsonb, \(record.keysChecked), \(record.now), \(record.pruneBefore)
                 \(unescaped: inTransaction ? ")" : ", NULL, NULL, NULL)")
             """
     }
@@ -134,6 +159,30 @@ struct PendingWrites {
     /// encoder.
     private static func json<Row: Encodable>(_ rows: [Row]) throws -> String {
         rows.isEmpty ? "[]" : String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+    }
+}
+
+/// An idempotent request's outcome as the commit functions read it.
+private struct OutcomeRow: Encodable {
+    var key: String
+    var fingerprint: String
+    var refused: Bool
+    var outcome: String
+    var baseRevision: Revision
+    var createdAt: Double
+
+    private enum CodingKeys: String, CodingKey {
+        case key, fingerprint, refused, outcome
+        case baseRevision = "base_revision", createdAt = "created_at"
+    }
+
+    init(_ stored: StoredOutcome) {
+        key = stored.key
+        fingerprint = stored.fingerprint
+        refused = stored.refused
+        outcome = stored.body
+        baseRevision = stored.baseRevision
+        createdAt = stored.createdAt
     }
 }
 

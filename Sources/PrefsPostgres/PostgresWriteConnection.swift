@@ -46,6 +46,13 @@ final class PostgresWriteConnection: WriteConnection {
     private var aborted = false
     /// The request savepoint in progress: whether `SAVEPOINT` has been sent for it.
     private var savepointSent: Bool?
+    /// The batch's id, written with it as it commits (`write_batch`): after a lost connection,
+    /// it tells whether the batch committed.
+    private var batchID = UUID().uuidString
+
+    /// How long a commit whose connection was lost keeps trying to find out whether it committed
+    /// before its requests are answered `outcome_unknown`.
+    static let lostCommitDeadline = Duration.seconds(30)
 
     init(
         location: PostgresLocation, configuration: PostgresConnection.Configuration, hostID: String, activity: WriterActivity,
@@ -106,11 +113,12 @@ final class PostgresWriteConnection: WriteConnection {
         pending = PendingWrites()
         aborted = false
         savepointSent = nil
+        batchID = UUID().uuidString
         self.optimistic = optimistic
         draftsRead = DraftsRead()
         guard !optimistic else { return ChangeLogPage(changes: [], oldestRevision: 0) }
         let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), true)"
-        let rows = try onNewConnectionIfLost(repeatable: true) {
+        let rows = try onNewConnectionIfLost {
             try openTransaction()
             return try run(query)
         }
@@ -121,21 +129,15 @@ final class PostgresWriteConnection: WriteConnection {
         return try PostgresRows.changePage(rows)
     }
 
-    /// Runs `statement`; if no transaction is open and the connection turns out to be lost — one
-    /// that went stale while idle (the server restarted, or ended the session) — runs it once
-    /// more, on a new connection. Unless the statement is `repeatable` (it only reads, or opens a
-    /// transaction), only when the server said it ended the session, which it almost always does
-    /// before running a statement: a commit whose connection was merely lost may have committed.
-    /// (Were a session ended just after the commit procedure committed, the second call would find
-    /// the first one's changes on what the batch read, and fail as a conflict: the batch then
-    /// runs again on the newest state rather than commit twice.)
-    private func onNewConnectionIfLost<T>(repeatable: Bool, _ statement: () throws -> T) throws -> T {
+    /// Runs `statement`, which only reads or opens a transaction; if no transaction is open and
+    /// the connection turns out to be lost — one that went stale while idle (the server
+    /// restarted, or ended the session) — runs it once more, on a new connection. A statement
+    /// that commits is never run again so: ``committing(start:newestRevision:_:)`` finds out
+    /// what became of it.
+    private func onNewConnectionIfLost<T>(_ statement: () throws -> T) throws -> T {
         do {
             return try statement()
-        } catch where !transactionOpen && connection != nil
-            && ((error as? PSQLError)?.serverInfo?[.sqlState]?.hasPrefix("57P") == true
-                || repeatable && isConnectionFailure(error))
-        {
+        } catch where !transactionOpen && connection != nil && isConnectionFailure(error) {
             close()
             aborted = false
             return try statement()
@@ -163,31 +165,105 @@ final class PostgresWriteConnection: WriteConnection {
     func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
         defer { pending = PendingWrites() }
         let start = optimistic ? base : startRevision
-        let writes = !pending.isEmpty || newestRevision > start
-        guard optimistic else {
-            if writes {
-                try run(pending.statement(newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)"))
-            }
-            try commitTransaction()
-            activity.committed()
-            return nil
-        }
-        guard writes else { return try checkReads(after: start, keysRead: keysRead) }
-        let statement = try pending.statementAfter(
-            startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
-            payloadPrefix: "\(hostID) ", inTransaction: transactionOpen)
-        let (newest, committedBefore) = try conflictsAsStorageConflict {
-            try onNewConnectionIfLost(repeatable: false) {
-                guard transactionOpen else { return try PostgresRows.committedElsewhere(run(statement)) }
-                let rows = try run(statement)
+        guard !pending.isEmpty || newestRevision > start else {
+            guard optimistic else {
                 try commitTransaction()
-                let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
-                return (newest, try PostgresRows.changePage(rows))
+                activity.committed()
+                return nil
             }
+            return try checkReads(after: start, keysRead: keysRead)
+        }
+        let time = Date().timeIntervalSince1970
+        let (moved, committedBefore) = try committing(start: start, newestRevision: newestRevision) {
+            guard optimistic else {
+                try run(
+                    pending.statement(
+                        newestRevision: newestRevision, startRevision: start, payload: "\(hostID) \(newestRevision)", batch: batchID,
+                        time: time))
+                try commitTransaction()
+                return (0, ChangeLogPage(changes: [], oldestRevision: 0))
+            }
+            let statement = try pending.statementAfter(
+                startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
+                payloadPrefix: "\(hostID) ", batch: batchID, time: time, inTransaction: transactionOpen)
+            guard transactionOpen else {
+                let (newest, page) = try PostgresRows.committedElsewhere(run(statement))
+                return (newest - start, page)
+            }
+            let rows = try run(statement)
+            try commitTransaction()
+            let newest = try rows.first?.makeRandomAccess()["log_newest_revision"].decode(Int64.self) ?? start
+            return (newest - start, try PostgresRows.changePage(rows))
         }
         activity.committed()
-        guard newest > start else { return nil }
-        return CommitRebase(shift: newest - start, committedBefore: committedBefore)
+        guard moved > 0 else { return nil }
+        return CommitRebase(shift: moved, committedBefore: committedBefore)
+    }
+
+    /// Runs `statements`, which commit the batch, and returns how far its revisions moved and
+    /// what other hosts committed before it. Another host's change to what the batch read is a
+    /// ``StorageConflict``.
+    ///
+    /// If the connection is lost on the way, the batch may or may not have committed: this finds
+    /// out on a new connection (``outcomeOfLostCommit(start:newestRevision:)``) rather than run
+    /// it again. A batch that committed is answered as committed; one that did not throws
+    /// ``StorageConflict``, and runs again.
+    private func committing(start: Revision, newestRevision: Revision, _ statements: () throws -> (Revision, ChangeLogPage))
+        throws -> (moved: Revision, committedBefore: ChangeLogPage)
+    {
+        do {
+            return try conflictsAsStorageConflict(statements)
+        } catch where isConnectionFailure(error) {
+            logger.warning("The connection to PostgreSQL was lost as a batch committed (\(error)); finding out whether it did.")
+            return try outcomeOfLostCommit(start: start, newestRevision: newestRevision)
+        }
+    }
+
+    /// Whether the batch committed, asked on a new connection once its own was lost: its id is
+    /// fenced — inserted with no revision, which waits for a commit still under way and makes a
+    /// later one fail — and read back. A batch that committed answers how far its revisions
+    /// moved (to its last revision less `newestRevision`) and what others committed before it,
+    /// from the log; one that did not throws ``StorageConflict``. If the database cannot be
+    /// reached within ``lostCommitDeadline``, the outcome is unknown.
+    private func outcomeOfLostCommit(start: Revision, newestRevision: Revision) throws
+        -> (moved: Revision, committedBefore: ChangeLogPage)
+    {
+        let deadline = ContinuousClock.now + Self.lostCommitDeadline
+        while true {
+            close()
+            aborted = false
+            do {
+                let time = Date().timeIntervalSince1970
+                let fenced = try run(
+                    """
+                    INSERT INTO write_batch (id, newest_revision, created_at) VALUES (\(batchID), NULL, \(time))
+                    ON CONFLICT (id) DO NOTHING RETURNING id
+                    """)
+                let newest =
+                    fenced.isEmpty
+                    ? try run("SELECT newest_revision FROM write_batch WHERE id = \(batchID)").first?.makeRandomAccess()[
+                        "newest_revision"
+                    ].decode(Int64?.self) : nil
+                guard let newest else {
+                    throw StorageConflict("the connection to PostgreSQL was lost before the batch committed")
+                }
+                let moved = newest - newestRevision
+                let committedBefore =
+                    moved > 0
+                    ? try PostgresRows.changePage(run(PostgresRows.changePageQuery(after: start, through: start + moved, limit: .max)))
+                    : ChangeLogPage(changes: [], oldestRevision: 0)
+                logger.warning("The batch whose connection was lost had committed, at revision \(newest).")
+                return (moved, committedBefore)
+            } catch where isConnectionFailure(error) && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.1)
+            } catch where isConnectionFailure(error) {
+                throw PrefsError(
+                    .outcomeUnknown,
+                    "The connection to PostgreSQL at \(location) was lost as the change committed, and PostgreSQL could not be "
+                        + "reached to find out whether it did. Send the request again with the same Idempotency-Key, or read "
+                        + "the value back.")
+            }
+        }
     }
 
     /// Ends an optimistic batch that wrote nothing: if it read something, checks that no other
@@ -199,7 +275,7 @@ final class PostgresWriteConnection: WriteConnection {
             return nil
         }
         let rows = try conflictsAsStorageConflict {
-            try onNewConnectionIfLost(repeatable: true) {
+            try onNewConnectionIfLost {
                 try run(PendingWrites.readsAfter(startRevision: start, keysRead: keysRead, draftsRead: draftsRead))
             }
         }
@@ -282,6 +358,39 @@ final class PostgresWriteConnection: WriteConnection {
         pending.keepChangesFrom = oldestRevision
     }
 
+    // MARK: Idempotent requests
+
+    /// Looks the keys up (on the batch's transaction, if it opened one); the keys not found are
+    /// checked again as the batch commits, under the revision counter (`prefsd_record`).
+    func storedOutcomes(forKeys keys: [String]) throws -> [String: StoredOutcome] {
+        let rows = try onNewConnectionIfLost {
+            try run(
+                """
+                SELECT key, fingerprint, refused, outcome, base_revision, shift, created_at FROM idempotent_request
+                WHERE key = ANY(\(keys))
+                """)
+        }
+        var outcomes: [String: StoredOutcome] = [:]
+        for row in rows {
+            let row = row.makeRandomAccess()
+            let key = try row["key"].decode(String.self)
+            outcomes[key] = StoredOutcome(
+                key: key, fingerprint: try row["fingerprint"].decode(String.self), refused: try row["refused"].decode(Bool.self),
+                body: try row["outcome"].decode(String.self), baseRevision: try row["base_revision"].decode(Int64.self),
+                shift: try row["shift"].decode(Int64.self), createdAt: try row["created_at"].decode(Double.self))
+        }
+        pending.keysChecked.formUnion(keys.filter { outcomes[$0] == nil })
+        return outcomes
+    }
+
+    func storeOutcome(_ outcome: StoredOutcome) throws {
+        pending.store(outcome)
+    }
+
+    func pruneOutcomes(storedBefore time: Double) throws {
+        pending.pruneBefore = time
+    }
+
     // MARK: Drafts and blobs, written at once
 
     func draft(_ id: UUID) throws -> Draft? {
@@ -295,7 +404,7 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     private func drafts(_ query: PostgresQuery) throws -> [Draft] {
-        try onNewConnectionIfLost(repeatable: true) {
+        try onNewConnectionIfLost {
             let rows = try run(query)
             let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
             let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
@@ -331,7 +440,7 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     func blobExists(sha256: String) throws -> Bool {
-        try onNewConnectionIfLost(repeatable: true) { try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256)").isEmpty }
+        try onNewConnectionIfLost { try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256)").isEmpty }
     }
 
     /// Stores the file's bytes in chunks of ``DraftStatements/chunkSize``, one statement a chunk:

@@ -92,6 +92,18 @@ struct SQLiteWriteConnection: WriteConnection {
         try ChangeLogRecords.compact(db, keepingFrom: oldestRevision, newest: newestRevision)
     }
 
+    func storedOutcomes(forKeys keys: [String]) throws -> [String: StoredOutcome] {
+        try IdempotentRequestRecords.fetch(db, keys: keys)
+    }
+
+    func storeOutcome(_ outcome: StoredOutcome) throws {
+        try IdempotentRequestRecords.insert(db, outcome)
+    }
+
+    func pruneOutcomes(storedBefore time: Double) throws {
+        try IdempotentRequestRecords.prune(db, storedBefore: time)
+    }
+
     func draft(_ id: UUID) throws -> Draft? {
         try DraftRecords.fetch(db, id: id)
     }

@@ -11,15 +11,25 @@ extension PrefsEngine {
     /// Returns once this engine has taken in `revision`: at once when it has (with one writer, a
     /// revision it committed itself always is); else it reads the change log, and waits at most
     /// ``StoreConfiguration/revisionWait`` for the revision to arrive. Throws `behind` with the
-    /// revision it has taken in.
+    /// revision it has taken in — only for a revision the database has: one beyond the newest
+    /// the database has assigned will never come, and is `invalid_request` naming the newest,
+    /// at once.
     public func waitForRevision(_ revision: Revision) async throws {
-        try await waitUntilTakenIn(revision, ahead: false)
+        try await waitUntilTakenIn(revision) { newest in
+            PrefsError(
+                .invalidRequest,
+                "Revision \(revision) is ahead of the store, whose newest revision is \(newest): no change has made it. "
+                    + "Ask for a revision this store answered (a write's, or a read's).",
+                newestRevision: newest)
+        }
     }
 
-    /// ``waitForRevision(_:)``, but with `ahead`, a `revision` the database itself does not have
-    /// (a watch's `since` from another database) is `invalid_request` naming its newest.
-    func waitUntilTakenIn(_ revision: Revision, ahead: Bool) async throws {
+    /// ``waitForRevision(_:)``, with `ahead` making the error of a revision the database does not
+    /// have from its newest.
+    func waitUntilTakenIn(_ revision: Revision, ahead: (_ newest: Revision) -> PrefsError) async throws {
         guard cache.read({ $0.revision }) < revision else { return }
+        // A database that cannot be reached now is asked no more: the wait decides.
+        if let newest = try? await storage.newestRevision(), newest < revision { throw ahead(newest) }
         catchUp()
         let intake = intake
         let arrived = await withTaskGroup(of: Bool.self) { group in
@@ -38,9 +48,6 @@ extension PrefsEngine {
         guard !arrived else { return }
         let applied = cache.read { $0.revision }
         guard applied < revision else { return }
-        if ahead, let newest = try? await storage.newestRevision(), newest < revision {
-            throw PrefsError.ahead(since: revision, newest: newest)
-        }
         throw PrefsError.behind(revision: revision, applied: applied)
     }
 

@@ -50,8 +50,14 @@ extension PrefsEngine {
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
     ) async throws -> AttachmentResult {
         // Before reading any bytes: an unknown draft or a stale revision is refused at once
-        // (the write checks the revision again, for a change made during the upload).
-        try await self.draft(draft).checkRevision(ifRevision)
+        // (the write checks the revision again, for a change made during the upload). An
+        // idempotent request's refusal goes through the writer, which stores it as the request's
+        // outcome — or answers the outcome an earlier run of it stored.
+        do {
+            try await self.draft(draft).checkRevision(ifRevision)
+        } catch let refusal as PrefsError where IdempotentRequest.current != nil {
+            return try await write { _ -> AttachmentResult in throw refusal }
+        }
         let staged = try await stage(bytes, of: upload)
         defer { try? FileManager.default.removeItem(at: staged.file) }
         return try await write { context in

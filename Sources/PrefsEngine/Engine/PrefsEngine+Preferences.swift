@@ -9,15 +9,17 @@ extension PrefsEngine {
     }
 
     package func set(
-        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, committingHere: Bool,
-        then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, idempotency: IdempotentRequest?,
+        committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
             try ensureOpen()
         } catch {
             return completion(.failure(error))
         }
-        writer.submit(Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), leadingHere: committingHere, completion: completion)
+        writer.submit(
+            Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), idempotency: idempotency, leadingHere: committingHere,
+            completion: completion)
     }
 
     /// The write request of a `set`.

@@ -50,7 +50,7 @@ extension PrefsEngine {
         if let since = request.since {
             Task {
                 do {
-                    if since > subscription.revision { try await waitUntilTakenIn(since, ahead: true) }
+                    if since > subscription.revision { try await waitUntilTakenIn(since) { PrefsError.ahead(since: since, newest: $0) } }
                     try await replay(request, after: since, through: subscription.revision, into: channel)
                     hub.goLive(subscription.id)
                 } catch {

@@ -64,6 +64,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         // Only where other writers run alongside does a batch need to say what it read.
         let tracksKeysRead = storage.hasOtherWriters
         let intake = ChangeIntake(cache: cache, hub: hub)
+        let pruning = OutcomePruning(retention: configuration.idempotencyRetention)
         let metrics = EngineMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
         self.cache = cache
@@ -80,6 +81,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
                         time: Date().timeIntervalSince1970, tracksKeysRead: tracksKeysRead)
                 },
                 finishTransaction: { batch in
+                    try pruning.pruneIfDue(batch)
                     batch.oldestRevision = try ChangeLogCompaction.compact(
                         batch.connection, revision: batch.revision, retain: retain, oldest: batch.oldestRevision)
                 },
@@ -141,10 +143,11 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
         lifecycle.withLock { $0.progressTask = task }
     }
 
-    /// Runs `work` as one atomic request of the next group commit.
-    func write<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
+    /// Runs `work` as one atomic request of the next group commit — once only, for the request
+    /// ``IdempotentRequest/current`` names, if any.
+    func write<T: Codable & Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
         try ensureOpen()
-        return try await writer.submit(work)
+        return try await writer.submit(work, idempotency: IdempotentRequest.current)
     }
 
     /// Throws `shutting_down` once the engine is closed.

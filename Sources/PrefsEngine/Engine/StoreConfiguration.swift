@@ -32,6 +32,10 @@ public struct StoreConfiguration: Sendable {
     /// How long a request that names a revision this host has not taken in yet (`minRevision`, a
     /// watch's `since` on a shared database) waits for it before the answer is `behind`.
     public var revisionWait: Duration = .seconds(2)
+    /// How long the outcome of a write sent with an `Idempotency-Key` is kept, so that the same
+    /// request sent again gets it (`--idempotency-retention`); 24 hours by default, as payment
+    /// APIs keep theirs. Older ones are pruned as writes commit.
+    public var idempotencyRetention: Duration = .seconds(24 * 60 * 60)
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
     /// What makes the engine's metrics (commits, watches, the change log; see `GET /v1/metrics`):

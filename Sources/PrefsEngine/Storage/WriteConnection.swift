@@ -61,6 +61,21 @@ public protocol WriteConnection {
     /// `newestRevision` as the newest at the time.
     func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws
 
+    // MARK: Idempotent requests
+
+    /// The outcomes stored under any of `keys` (``StoredOutcome``), by key, as this transaction
+    /// sees them.
+    ///
+    /// Where writers run side by side, the batch's commit also makes sure that none of the keys
+    /// looked up and not found was stored by another writer in the meantime (else it throws
+    /// ``StorageConflict``, and the batch runs again).
+    func storedOutcomes(forKeys keys: [String]) throws -> [String: StoredOutcome]
+    /// Stores a request's outcome under its key, in the batch's transaction; the storage fills in
+    /// ``StoredOutcome/shift`` as it commits.
+    func storeOutcome(_ outcome: StoredOutcome) throws
+    /// Drops the outcomes stored before `time` (seconds since 1970).
+    func pruneOutcomes(storedBefore time: Double) throws
+
     // MARK: Drafts
 
     /// One draft with its attachments, as this transaction sees it.

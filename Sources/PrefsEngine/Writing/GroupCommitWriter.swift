@@ -16,12 +16,19 @@ import Synchronization
 /// and back), then leaves whatever queued meanwhile to the storage's writer thread, so that its
 /// own answer is not held back by later requests. At most one request leads at a time.
 final class GroupCommitWriter: Sendable {
-    /// A queued request: `perform` runs it inside the transaction and returns what to do once the
-    /// transaction has committed (or failed); `fail` reports that the request itself failed.
+    /// What reports a request's outcome once its batch's transaction has committed (or failed),
+    /// given the move of the batch's revisions when the storage committed it after other writers'
+    /// changes.
+    private typealias Report = @Sendable (Result<RevisionShift?, any Error>) -> Void
+
+    /// A queued request: `perform` runs it inside the transaction and returns what reports its
+    /// outcome, with its answer to store when it is idempotent; `replay` reports the outcome an
+    /// earlier run of the same idempotent request stored; `fail` reports that the request itself
+    /// failed.
     private struct Job: Sendable {
-        /// Runs the request; what it returns reports the outcome, with the move of the batch's
-        /// revisions when the storage committed it after other writers' changes.
-        var perform: @Sendable (WriteBatch) throws -> @Sendable (Result<RevisionShift?, any Error>) -> Void
+        var idempotency: IdempotentRequest?
+        var perform: @Sendable (WriteBatch) throws -> (report: Report, answer: String?)
+        var replay: @Sendable (StoredOutcome) -> Report
         var fail: @Sendable (any Error) -> Void
     }
 
@@ -67,6 +74,8 @@ final class GroupCommitWriter: Sendable {
     private let metrics: EngineMetrics
     private let hooks: Hooks
     private let queue = Mutex(Queue())
+    /// The keys of the idempotent requests submitted and not yet answered.
+    private let inFlight = Mutex(Set<String>())
 
     init(storage: any PrefsStorage, metrics: EngineMetrics, hooks: Hooks) {
         self.storage = storage
@@ -83,10 +92,14 @@ final class GroupCommitWriter: Sendable {
         queue.withLock { queue in queue.beforeCommit || (queue.draining && !queue.jobs.isEmpty) }
     }
 
-    /// Runs `work` in the next batch's transaction and returns its result once committed.
-    func submit<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
+    /// Runs `work` in the next batch's transaction and returns its result once committed; with
+    /// `idempotency`, only if no earlier run of the same request stored its outcome, which it
+    /// returns instead.
+    func submit<T: Codable & Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?)
+        async throws -> T
+    {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(work, leadingHere: true) { continuation.resume(with: $0) }
+            submit(work, idempotency: idempotency, leadingHere: true) { continuation.resume(with: $0) }
         }
     }
 
@@ -94,16 +107,38 @@ final class GroupCommitWriter: Sendable {
     /// committed (on the thread that committed it). With `leadingHere`, a request that finds the
     /// writer idle commits on the calling thread, where the storage allows it; otherwise on the
     /// storage's writer thread.
-    func submit<T: Sendable>(
-        _ work: @escaping @Sendable (WriteBatch) throws -> T, leadingHere: Bool,
+    ///
+    /// With `idempotency`, the outcome is stored under its key in the same transaction — the
+    /// answer, or the refusal (a 4xx ``PrefsError``) that changed nothing — and a request whose
+    /// key has an outcome stored is not run again: it reports that outcome (or
+    /// `idempotency_key_reused` if it is another request). One whose key is still in flight here
+    /// is answered `request_in_progress`.
+    func submit<T: Codable & Sendable>(
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?, leadingHere: Bool,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
+        var completion = completion
+        if let idempotency {
+            guard inFlight.withLock({ $0.insert(idempotency.key).inserted }) else {
+                return completion(.failure(idempotency.inProgressError))
+            }
+            completion = { [completion] result in
+                self.inFlight.withLock { _ = $0.remove(idempotency.key) }
+                completion(result)
+            }
+        }
         let job = Job(
-            perform: { batch in
+            idempotency: idempotency,
+            perform: { [completion] batch in
                 let value = try work(batch)
-                return { outcome in completion(outcome.map { shift in shift?.apply(to: value) ?? value }) }
+                let answer = idempotency == nil ? nil : try OutcomeCoding.encode(value)
+                return ({ outcome in completion(outcome.map { shift in shift?.apply(to: value) ?? value }) }, answer)
             },
-            fail: { error in completion(.failure(error)) }
+            replay: { [completion] stored in
+                let result = OutcomeCoding.decode(T.self, from: stored)
+                return { outcome in completion(outcome.flatMap { _ in result }) }
+            },
+            fail: { [completion] error in completion(.failure(error)) }
         )
         let leads = queue.withLock { queue in
             queue.jobs.append(job)
@@ -202,7 +237,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `jobs` in one transaction and commits it.
     private func attempt(_ jobs: [Job], _ connection: any WriteConnection, optimistic: Bool) -> Attempt {
-        var acknowledgements: [@Sendable (Result<RevisionShift?, any Error>) -> Void] = []
+        var acknowledgements: [Report] = []
         /// The requests that failed on their own, reported once the attempt is final.
         var failures: [(job: Job, error: any Error)] = []
         /// How many jobs have run (and were acknowledged or failed on their own).
@@ -210,26 +245,49 @@ final class GroupCommitWriter: Sendable {
         let batch: WriteBatch
         var shift: RevisionShift?
         // A request alone in its batch needs no savepoint where the engine is the only writer:
-        // if it fails, the whole transaction is rolled back, which is the same. Where others
-        // write too, a request that fails must still reach the commit, which checks that what it
-        // failed on was current (on PostgreSQL a savepoint is sent only for rows written at once).
-        let alone = jobs.count == 1 && !storage.hasOtherWriters
+        // if it fails, the whole transaction is rolled back, which is the same — unless it is
+        // idempotent, whose refusal is stored. Where others write too, a request that fails must
+        // still reach the commit, which checks that what it failed on was current (on PostgreSQL
+        // a savepoint is sent only for rows written at once).
+        let alone = jobs.count == 1 && !storage.hasOtherWriters && jobs[0].idempotency == nil
         do {
             let committedElsewhere = try connection.begin(after: hooks.appliedRevision(), optimistic: optimistic)
             do {
                 try hooks.applyCommittedElsewhere(committedElsewhere)
                 batch = hooks.makeBatch(connection)
+                let keys = jobs.compactMap(\.idempotency?.key)
+                let stored = keys.isEmpty ? [:] : try connection.storedOutcomes(forKeys: keys)
                 for job in jobs {
                     let checkpoint = batch.checkpoint()
                     ran += 1
+                    if let request = job.idempotency, let outcome = stored[request.key] {
+                        if outcome.fingerprint == request.fingerprint {
+                            acknowledgements.append(job.replay(outcome))
+                        } else {
+                            failures.append((job, request.reusedError))
+                        }
+                        continue
+                    }
                     do {
                         try connection.checkTransactionIsOpen()
-                        acknowledgements.append(alone ? try job.perform(batch) : try connection.savepoint { try job.perform(batch) })
+                        let run = { () throws -> Report in
+                            let (report, answer) = try job.perform(batch)
+                            if let request = job.idempotency, let answer {
+                                try connection.storeOutcome(Self.outcome(of: request, refused: false, body: answer, in: batch))
+                            }
+                            return report
+                        }
+                        acknowledgements.append(alone ? try run() : try connection.savepoint(run))
                     } catch let conflict as StorageConflict {
                         throw conflict
                     } catch {
                         batch.restore(checkpoint)
-                        failures.append((job, connection.translate(error)))
+                        let error = connection.translate(error)
+                        if let request = job.idempotency, let refusal = error as? PrefsError, (400..<500).contains(refusal.code.httpStatus) {
+                            let body = try OutcomeCoding.encode(refusal: refusal)
+                            try connection.storeOutcome(Self.outcome(of: request, refused: true, body: body, in: batch))
+                        }
+                        failures.append((job, error))
                         if alone { throw error }
                     }
                 }
@@ -273,5 +331,12 @@ final class GroupCommitWriter: Sendable {
             for (job, error) in failures { job.fail(error) }
             for acknowledge in acknowledgements { acknowledge(.success(shift)) }
         }
+    }
+
+    /// An idempotent request's outcome, as `batch` stores it.
+    private static func outcome(of request: IdempotentRequest, refused: Bool, body: String, in batch: WriteBatch) -> StoredOutcome {
+        StoredOutcome(
+            key: request.key, fingerprint: request.fingerprint, refused: refused, body: body, baseRevision: batch.baseRevision,
+            createdAt: batch.time)
     }
 }

@@ -20,6 +20,12 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case locked = "locked"
         case conflict = "conflict"
         case staleRevision = "stale_revision"
+        /// An `Idempotency-Key` already used for a different request (HTTP 422): nothing was
+        /// changed. A new request takes a new key.
+        case idempotencyKeyReused = "idempotency_key_reused"
+        /// A request with the same `Idempotency-Key` is still being carried out (HTTP 409): send it
+        /// again in a moment to get its answer.
+        case requestInProgress = "request_in_progress"
         case tooLarge = "too_large"
         /// A configured bound on what the daemon serves at once (e.g. `--max-watches`) is reached.
         case limitReached = "limit_reached"
@@ -35,6 +41,11 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The client could not reach the daemon (no socket, refused, cut off). Never sent by
         /// the daemon: the client makes it when a request gets no answer.
         case unreachable = "unreachable"
+        /// A write was sent but whether it was stored cannot be told: the connection to the
+        /// daemon (or the daemon's to its database) was lost after it went out, and no answer came
+        /// before the deadline. Repeating it with the same `Idempotency-Key` is safe and answers
+        /// what became of it; `prefsctl get` shows the current value.
+        case outcomeUnknown = "outcome_unknown"
         case `internal` = "internal"
 
         /// The HTTP status the daemon answers with.
@@ -47,24 +58,26 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case .forbidden: 403
             case .notFound: 404
             case .methodNotAllowed: 405
-            case .locked, .conflict: 409
+            case .locked, .conflict, .requestInProgress: 409
             case .compacted: 410
             case .staleRevision: 412
             case .tooLarge: 413
+            case .idempotencyKeyReused: 422
             case .limitReached: 429
             case .storageFull: 507
-            case .shuttingDown, .unavailable, .behind, .unreachable: 503
+            case .shuttingDown, .unavailable, .behind, .unreachable, .outcomeUnknown: 503
             case .internal: 500
             }
         }
 
         /// The exit status `prefsctl` ends with (README's table: 1 failed, 3 not found, 4 conflict,
-        /// 69 the daemon unreachable or gone). Bad keys and scopes on the command line are usage
-        /// errors (2), which prefsctl finds before it asks the daemon.
+        /// 5 outcome unknown, 69 the daemon unreachable or gone). Bad keys and scopes on the
+        /// command line are usage errors (2), which prefsctl finds before it asks the daemon.
         public var exitCode: Int32 {
             switch self {
             case .notFound: 3
-            case .locked, .conflict, .staleRevision: 4
+            case .locked, .conflict, .staleRevision, .requestInProgress: 4
+            case .outcomeUnknown: 5
             case .unreachable, .shuttingDown: 69
             default: 1
             }
@@ -81,6 +94,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case 410: self = .compacted
             case 412: self = .staleRevision
             case 413: self = .tooLarge
+            case 422: self = .idempotencyKeyReused
             case 429: self = .limitReached
             case 503: self = .unavailable
             case 507: self = .storageFull

@@ -191,8 +191,10 @@ struct API: Sendable {
         // Read before the answer is made: a kept answer may be newer than its revision, never older.
         let revision = endpoint.cacheable ? engine.committedRevision : 0
         let reply: Reply
+        let idempotency: IdempotentRequest?
         do {
-            reply = try endpoint.answer(request)
+            idempotency = try request.idempotency()
+            reply = try IdempotentRequest.$current.withValue(idempotency) { try endpoint.answer(request) }
         } catch {
             return .answer(failed(endpoint, request, error))
         }
@@ -211,7 +213,11 @@ struct API: Sendable {
             return .pending { deliver in
                 Task {
                     let result: Result<Answer, any Error>
-                    do { result = .success(try await work()) } catch { result = .failure(error) }
+                    do {
+                        result = .success(try await IdempotentRequest.$current.withValue(idempotency) { try await work() })
+                    } catch {
+                        result = .failure(error)
+                    }
                     deliver(finished(endpoint, request, result))
                 }
             }

@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import NIOCore
+import PrefsEngine
 import PrefsKit
 
 /// A request as every endpoint reads it, whichever listener and path carried it: its method,
@@ -115,6 +117,28 @@ struct EndpointRequest: Sendable {
         }
         return revision
     }
+
+    /// The request's `Idempotency-Key`, with a fingerprint of what the request asks for: its
+    /// method, target, `If-Match` and body — or, for a body streamed to the service (an upload),
+    /// its type and length, the bytes being read only as they are stored. Nil for a read, or a
+    /// write without the header.
+    func idempotency() throws -> IdempotentRequest? {
+        guard method != .get, method != .head, let key = headers[Self.idempotencyKey] else { return nil }
+        var hasher = SHA256()
+        for part in [method.rawValue, target, headers[.ifMatch] ?? ""] {
+            hasher.update(data: Array(part.utf8) + [0])
+        }
+        if let body {
+            body.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        } else {
+            for part in [headers[.contentType] ?? "", headers[.contentLength] ?? ""] { hasher.update(data: Array(part.utf8) + [0]) }
+        }
+        let fingerprint = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return try IdempotentRequest(key: key, fingerprint: fingerprint)
+    }
+
+    /// The header that makes a write safe to repeat.
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     /// The body as `type`, every number exactly; `what` names the expected shape in the error.
     func decodeBody<T: Decodable>(_ type: T.Type, what: String) throws -> T {

@@ -22,9 +22,11 @@ enum PreferenceEndpoints {
             Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes)) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
-                let commitsHere = request.commitsHere
+                let (commitsHere, idempotency) = (request.commitsHere, IdempotentRequest.current)
                 return .later { finish in
-                    engine.set(key, to: value, scope: scope, ifRevision: ifRevision, committingHere: commitsHere) { result in
+                    engine.set(
+                        key, to: value, scope: scope, ifRevision: ifRevision, idempotency: idempotency, committingHere: commitsHere
+                    ) { result in
                         finish(result.map(Answer.json))
                     }
                 }

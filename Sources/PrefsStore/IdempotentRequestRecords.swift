@@ -1,0 +1,39 @@
+import GRDB
+import PrefsEngine
+import PrefsKit
+
+/// The outcomes of idempotent requests (``StoredOutcome``), kept in `idempotent_request` in the
+/// transaction of the write itself.
+enum IdempotentRequestRecords {
+    /// The outcomes stored under any of `keys`, by key.
+    static func fetch(_ db: Database, keys: [String]) throws -> [String: StoredOutcome] {
+        var outcomes: [String: StoredOutcome] = [:]
+        for key in keys {
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT fingerprint, refused, outcome, base_revision, created_at FROM idempotent_request WHERE key = ?"),
+                arguments: [key])
+            guard let row else { continue }
+            outcomes[key] = StoredOutcome(
+                key: key, fingerprint: row["fingerprint"], refused: row["refused"], body: row["outcome"],
+                baseRevision: row["base_revision"], createdAt: row["created_at"])
+        }
+        return outcomes
+    }
+
+    static func insert(_ db: Database, _ outcome: StoredOutcome) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO idempotent_request (key, fingerprint, refused, outcome, base_revision, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: [
+                outcome.key, outcome.fingerprint, outcome.refused, outcome.body, outcome.baseRevision, outcome.createdAt,
+            ])
+    }
+
+    static func prune(_ db: Database, storedBefore time: Double) throws {
+        try db.cachedStatement(sql: "DELETE FROM idempotent_request WHERE created_at < ?").execute(arguments: [time])
+    }
+}
