@@ -2,7 +2,8 @@ import Foundation
 
 /// How ``PrefsClient`` reaches the daemon: HTTP/1.1 over its Unix socket
 /// (``UnixSocketTransport``). Failures to connect are ``PrefsKit/PrefsError`` `unreachable`
-/// naming the socket; a cancelled task's request ends with `CancellationError`.
+/// naming the socket; a request that went out and whose connection was lost before its answer
+/// throws ``UnansweredRequest``; a cancelled task's request ends with `CancellationError`.
 public protocol HTTPTransport: Sendable {
     /// Sends a request and reads the whole answer.
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData

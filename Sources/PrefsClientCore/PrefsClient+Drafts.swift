@@ -43,15 +43,41 @@ extension PrefsClient {
 
     /// Adds an attachment whose size may be known beforehand: with `length`, the bytes go with a
     /// `Content-Length` rather than in chunks. `bytes` is read as it is sent, never held whole.
+    ///
+    /// The bytes cannot be sent twice: if the answer is lost, the error is `outcome_unknown` at
+    /// once. ``addAttachment(to:_:ifRevision:length:bytes:)`` sends them again.
     public func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>,
         length: Int64?
     ) async throws -> AttachmentResult {
+        let spec = Self.uploadRequest(to: draft, upload, ifRevision: ifRevision)
+        let response = try await exchange(spec, repeatable: false) { spec in
+            try await transport.send(spec, body: bytes, length: length)
+        }
+        return try Self.decode(response, answering: spec)
+    }
+
+    /// Adds an attachment whose bytes `bytes` makes anew for each try: if the answer is lost (the
+    /// daemon restarted), the upload is sent again with the same `Idempotency-Key` — so it is
+    /// stored once — until the daemon answers or ``writeRetryDeadline`` passes. `length` is
+    /// their size, if known.
+    public func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, length: Int64?,
+        bytes: () throws -> AsyncThrowingStream<Data, any Error>
+    ) async throws -> AttachmentResult {
+        let spec = Self.uploadRequest(to: draft, upload, ifRevision: ifRevision)
+        let response = try await exchange(spec) { spec in
+            try await transport.send(spec, body: try bytes(), length: length)
+        }
+        return try Self.decode(response, answering: spec)
+    }
+
+    /// The upload of an attachment, before its bytes.
+    private static func uploadRequest(to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?) -> HTTPRequestSpec {
         let query = [("filename", upload.filename), ("kind", upload.kind?.rawValue), ("alt", upload.altText)]
-        let spec = HTTPRequestSpec(
-            method: "POST", target: Self.target(Self.path(of: draft) + "/attachments", query: query),
-            headers: [("Content-Type", upload.mimeType ?? "application/octet-stream")] + Self.ifMatch(ifRevision))
-        return try Self.decode(try await transport.send(spec, body: bytes, length: length), answering: spec)
+        return HTTPRequestSpec(
+            method: "POST", target: target(path(of: draft) + "/attachments", query: query),
+            headers: [("Content-Type", upload.mimeType ?? "application/octet-stream")] + ifMatch(ifRevision))
     }
 
     public func updateAttachment(_ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?)

@@ -22,9 +22,16 @@ public final class PrefsClient: PrefsService {
     /// database answers them (on one host, it is always there already).
     private let writtenRevision = Atomic<Revision>(0)
 
-    /// A client over any transport, e.g. ``UnixSocketTransport``.
-    public init(transport: any HTTPTransport) {
+    /// How long a write whose answer was lost is sent again (with the same `Idempotency-Key`)
+    /// before it fails as `outcome_unknown`.
+    public let writeRetryDeadline: Duration
+
+    /// A client over any transport, e.g. ``UnixSocketTransport``, which sends a write whose
+    /// answer was lost again for up to `writeRetryDeadline` (10 seconds by default: long enough
+    /// for a daemon that is restarted at once).
+    public init(transport: any HTTPTransport, writeRetryDeadline: Duration = .seconds(10)) {
         self.transport = transport
+        self.writeRetryDeadline = writeRetryDeadline
     }
 
     public func status() async throws -> ServiceStatus {
@@ -185,7 +192,7 @@ public final class PrefsClient: PrefsService {
         var query = Array(query)
         if method == "GET", !query.contains(where: { $0.0 == "minRevision" }) { query.append(("minRevision", minimumRevision)) }
         let spec = HTTPRequestSpec(method: method, target: Self.target(path, query: query), body: body, headers: headers)
-        let answer: Answer = try Self.decode(try await transport.send(spec), answering: spec)
+        let answer: Answer = try Self.decode(try await exchange(spec, send: transport.send), answering: spec)
         if let written = answer as? WriteResult { writtenRevision.max(written.revision, ordering: .relaxed) }
         return answer
     }

@@ -38,6 +38,9 @@ public struct UnixSocketTransport: HTTPTransport {
             } catch is StaleConnection {
                 // Closed by the daemon as the request went out: nothing was answered; send again.
                 pool.giveBack(lease.connection, reusable: false)
+            } catch let error as PrefsError where error.code == .unreachable {
+                pool.giveBack(lease.connection, reusable: false)
+                throw UnansweredRequest(cause: error)
             } catch {
                 pool.giveBack(lease.connection, reusable: false)
                 throw error
@@ -92,6 +95,9 @@ public struct UnixSocketTransport: HTTPTransport {
             let (response, reusable) = try await readAnswer(from: connection, reused: false)
             pool.giveBack(connection, reusable: reusable && sentWhole)
             return response
+        } catch let error as PrefsError where error.code == .unreachable {
+            pool.giveBack(connection, reusable: false)
+            throw UnansweredRequest(cause: error)
         } catch {
             pool.giveBack(connection, reusable: false)
             throw error

@@ -26,10 +26,13 @@ extension DraftsCommand {
             do {
                 let progress = TransferProgress("attach", total: upload.size, json: global.json)
                 defer { progress?.finish() }
-                let bytes = upload.bytes(reporting: progress.map { progress in { @Sendable count in progress.advance(by: count) } })
                 result = try await client.addAttachment(
                     to: draft, AttachmentUpload(filename: (file as NSString).lastPathComponent, kind: kind, altText: alt),
-                    ifRevision: revision.ifRevision, bytes: bytes, length: upload.size)
+                    ifRevision: revision.ifRevision, length: upload.size
+                ) {
+                    // Read anew from the start if the upload is sent again after its answer was lost.
+                    try FileUpload(path: file).bytes(reporting: progress.map { progress in { @Sendable count in progress.advance(by: count) } })
+                }
             }
             if global.json { return Output.json(result) }
             print(result.attachment.id.uuidString)

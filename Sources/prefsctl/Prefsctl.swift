@@ -73,6 +73,13 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Machine output: JSON, in the shapes of the HTTP API.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "How long a change whose answer was lost is sent again before prefsctl gives up (exit status 5).",
+            discussion: "Every change goes with an Idempotency-Key, so sending it again never applies it twice.",
+            valueName: "seconds"))
+    var retryFor: Double = 10
+
     /// The arguments with global options given before the verb (`prefsctl --json get k`)
     /// moved after it, where ArgumentParser reads them.
     static func movedAfterVerb(_ arguments: [String]) -> [String] {
@@ -80,10 +87,10 @@ struct GlobalOptions: ParsableArguments {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if argument == "--json" || argument.hasPrefix("--socket=") {
+            if argument == "--json" || argument.hasPrefix("--socket=") || argument.hasPrefix("--retry-for=") {
                 leading.append(argument)
                 index += 1
-            } else if argument == "--socket", index + 1 < arguments.count {
+            } else if argument == "--socket" || argument == "--retry-for", index + 1 < arguments.count {
                 leading += [argument, arguments[index + 1]]
                 index += 2
             } else {
@@ -115,7 +122,9 @@ struct GlobalOptions: ParsableArguments {
 
     /// A client for the daemon, over the lean transport (plain POSIX calls, no networking library).
     func client() -> PrefsClient {
-        PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
+        PrefsClient(
+            transport: UnixSocketTransport(socketPath: socketPath),
+            writeRetryDeadline: .milliseconds(Int64((max(0, retryFor) * 1000).rounded())))
     }
 
     /// Runs a verb's work with a client for the daemon: a ``PrefsError`` becomes a message on

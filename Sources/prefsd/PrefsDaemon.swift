@@ -69,6 +69,12 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "How many changes the change log keeps at least, for resuming watches (it drops the older ones in steps of 1/32 of this).")
     var retainChanges = 100_000
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the outcome of a write sent with an Idempotency-Key is kept for its repeats (default 24 hours).",
+            valueName: "seconds"))
+    var idempotencyRetention = 86_400.0
+
     @Option(help: "The largest preference value accepted, in bytes of JSON.")
     var maxValueBytes = 64 * 1024
 
@@ -98,6 +104,7 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard maxBatchOperations >= 1 else { throw ValidationError("--max-batch-operations must be at least 1.") }
         guard watchBuffer >= 2 else { throw ValidationError("--watch-buffer must be at least 2.") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be above 0.") }
+        guard idempotencyRetention >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second.") }
         guard db == nil || postgres == nil else {
             throw ValidationError("--db and --postgres exclude each other: one database, SQLite or PostgreSQL.")
         }
@@ -209,6 +216,7 @@ struct PrefsDaemon: AsyncParsableCommand {
             maximumValueBytes: maxValueBytes, strict: strict, maximumBatchOperations: maxBatchOperations)
         configuration.maximumWatches = maxWatches
         configuration.retainChanges = retainChanges
+        configuration.idempotencyRetention = .milliseconds(Int64(idempotencyRetention * 1000))
         configuration.watchBufferLimit = watchBuffer
         configuration.maximumAttachmentBytes = maxAttachmentBytes
         configuration.progressInterval = .milliseconds(Int(progressInterval * 1000))

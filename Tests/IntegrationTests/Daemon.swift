@@ -13,11 +13,16 @@ final class Daemon {
     let arguments: [String]
     /// The PostgreSQL database the daemon serves, instead of its SQLite file.
     let postgresURL: String?
+    /// Variables the daemon's process gets beyond the test's own (a debug build's faults,
+    /// `PREFSD_DEBUG_EXIT_AFTER_COMMITS`); the next ``start()`` takes a change.
+    var environment: [String: String]
     private(set) var process: Process?
 
-    /// Starts a daemon with extra `arguments`, on a SQLite file in its folder or on the
-    /// PostgreSQL database at `postgresURL`, waiting until it answers.
-    init(arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil) async throws {
+    /// Starts a daemon with extra `arguments` and `environment`, on a SQLite file in its folder or
+    /// on the PostgreSQL database at `postgresURL`, waiting until it answers.
+    init(
+        arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil, environment: [String: String] = [:]
+    ) async throws {
         let folder = folder ?? URL(fileURLWithPath: "/tmp/prefsd-test-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
@@ -25,6 +30,7 @@ final class Daemon {
         socketPath = folder.appending(path: "prefsd.sock").path
         self.arguments = arguments
         self.postgresURL = postgresURL
+        self.environment = environment
         try await start()
     }
 
@@ -57,6 +63,9 @@ final class Daemon {
         let process = Process()
         process.executableURL = CommandResult.binaries.appending(path: "prefsd")
         process.arguments = commandLine
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         // A file, not a pipe: a pipe's write end is inherited by whatever another test spawns
         // at the same moment, and reading it to its end would then wait for that process.
         let log = folder.appending(path: "prefsd.stderr")
@@ -115,9 +124,11 @@ final class Daemon {
     var client: PrefsClient { PrefsClient(socketPath: socketPath) }
 
     /// Sends one raw request (for bad-input tests) and returns the status and decoded error code.
-    func raw(_ method: String, _ target: String, body: String? = nil) async throws -> (status: Int, code: String?, body: String) {
+    func raw(_ method: String, _ target: String, body: String? = nil, headers: [(String, String)] = []) async throws -> (
+        status: Int, code: String?, body: String
+    ) {
         let response = try await UnixSocketTransport(socketPath: socketPath).send(
-            HTTPRequestSpec(method: method, target: target, body: body.map { Data($0.utf8) }))
+            HTTPRequestSpec(method: method, target: target, body: body.map { Data($0.utf8) }, headers: headers))
         let code = (try? JSONDecoder().decode(ErrorBody.self, from: response.body))?.error.code
         return (response.status, code, String(decoding: response.body, as: UTF8.self))
     }

@@ -85,7 +85,10 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
                     batch.oldestRevision = try ChangeLogCompaction.compact(
                         batch.connection, revision: batch.revision, retain: retain, oldest: batch.oldestRevision)
                 },
-                didCommit: { batch in intake.publish(batch) }
+                didCommit: { batch in
+                    DebugFaults.batchCommitted()
+                    intake.publish(batch)
+                }
             )
         )
         startProgressEvents()
@@ -145,7 +148,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
 
     /// Runs `work` as one atomic request of the next group commit — once only, for the request
     /// ``IdempotentRequest/current`` names, if any.
-    func write<T: Codable & Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
         try ensureOpen()
         return try await writer.submit(work, idempotency: IdempotentRequest.current)
     }

@@ -95,7 +95,7 @@ final class GroupCommitWriter: Sendable {
     /// Runs `work` in the next batch's transaction and returns its result once committed; with
     /// `idempotency`, only if no earlier run of the same request stored its outcome, which it
     /// returns instead.
-    func submit<T: Codable & Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?)
+    func submit<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil)
         async throws -> T
     {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -113,8 +113,8 @@ final class GroupCommitWriter: Sendable {
     /// key has an outcome stored is not run again: it reports that outcome (or
     /// `idempotency_key_reused` if it is another request). One whose key is still in flight here
     /// is answered `request_in_progress`.
-    func submit<T: Codable & Sendable>(
-        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?, leadingHere: Bool,
+    func submit<T: Sendable>(
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, leadingHere: Bool,
         completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         var completion = completion
