@@ -214,7 +214,7 @@ final class PostgresWriteConnection: WriteConnection {
         do {
             return try conflictsAsStorageConflict(statements)
         } catch where isConnectionFailure(error) {
-            logger.warning("The connection to PostgreSQL was lost as a batch committed (\(error)); finding out whether it did.")
+            logger.warning("The connection to PostgreSQL was lost as a batch committed (\(translate(error))); finding out whether it did.")
             return try outcomeOfLostCommit(start: start, newestRevision: newestRevision)
         }
     }

@@ -113,6 +113,15 @@ final class Daemon {
         #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(log.prefix(6000))", sourceLocation: sourceLocation)
     }
 
+    /// Waits until the daemon ends by itself (a debug build's fault ends it); returns its exit
+    /// status.
+    @discardableResult
+    func exited() async -> Int32 {
+        guard let process else { return -1 }
+        self.process = nil
+        return await process.stop(signal: 0)
+    }
+
     /// SIGKILL, like a crash; then waits.
     func kill() async {
         guard let process else { return }

@@ -1,0 +1,159 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import Synchronization
+import TestHarness
+import Testing
+
+/// A host whose connection to PostgreSQL is cut right after PostgreSQL answered a commit, before
+/// the host read the answer (``CommitCutProxy``), finds out on a new connection that the batch
+/// committed: the client gets the write's real outcome, once — a conditional write 200, never the
+/// 412 that running the batch again would give — the store holds it once, and the watchers on
+/// every host see it once.
+@Suite("A commit whose answer is lost", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(3)))
+struct LostCommitTests {
+    /// `Scripts/commit-cut-proxy.py` between a host and PostgreSQL.
+    final class CommitCutProxy: Sendable {
+        let port: Int
+        private let process: Process
+        private let input: FileHandle
+        private let output: FileHandle
+
+        /// A proxy to the server of `url`.
+        init(to url: String) async throws {
+            let components = URLComponents(string: url)!
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appending(path: "Scripts/commit-cut-proxy.py").path
+            process.arguments = [script, "--target", "\(components.host!):\(components.port!)"]
+            let (stdin, stdout) = (Pipe(), Pipe())
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            try process.run()
+            self.process = process
+            input = stdin.fileHandleForWriting
+            output = stdout.fileHandleForReading
+            let first = try await Self.line(from: output)
+            guard first.hasPrefix("listening "), let port = Int(first.dropFirst("listening ".count)) else {
+                throw PrefsError(.unavailable, "commit-cut-proxy.py said '\(first)'")
+            }
+            self.port = port
+        }
+
+        deinit {
+            try? input.close()
+            process.terminate()
+        }
+
+        /// `url` with the proxy in place of its server.
+        func url(_ url: String) -> String {
+            var components = URLComponents(string: url)!
+            components.port = port
+            return components.string!
+        }
+
+        /// Arms the proxy: the next commit's answer is lost.
+        func arm() throws {
+            try input.write(contentsOf: Data("arm\n".utf8))
+        }
+
+        /// Waits for the proxy to say it cut a commit's answer.
+        func waitForCut() async throws {
+            let line = try await Self.line(from: output)
+            #expect(line == "cut")
+        }
+
+        private static func line(from handle: FileHandle) async throws -> String {
+            try await onOwnThread {
+                var line = Data()
+                while let byte = try handle.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+                    line.append(first)
+                }
+                return String(decoding: line, as: UTF8.self)
+            }
+        }
+    }
+
+    /// Collects `events` (notices skipped) until one at `revision` or later.
+    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, through revision: Revision) async throws -> [Revision] {
+        var revisions: [Revision] = []
+        for try await event in events where !event.kind.isNotice {
+            revisions.append(event.revision)
+            if event.revision >= revision { break }
+        }
+        return revisions
+    }
+
+    @Test func everyWriteKindGetsItsRealOutcomeOnce() async throws {
+        try await withPostgresDatabase { database in
+            let proxy = try await CommitCutProxy(to: database.url)
+            let a = try await Daemon(postgresURL: proxy.url(database.url))
+            let b = try await Daemon(postgresURL: database.url)
+            try await withCleanup {
+                let (client, other) = (a.client, b.client)
+                let start = try await client.set("cut.a", to: 0, scope: "/")
+                let watchers = [
+                    client.watch(WatchRequest(prefixes: ["cut."], since: start.revision)),
+                    other.watch(WatchRequest(prefixes: ["cut."], since: start.revision)),
+                    client.watch(WatchRequest(since: start.revision, account: "alice")),
+                    other.watch(WatchRequest(since: start.revision, account: "alice")),
+                ]
+                /// Runs `write` through host A with its commit's answer lost.
+                func cut<T: Sendable>(_ write: () async throws -> T) async throws -> T {
+                    try proxy.arm()
+                    let result = try await write()
+                    try await proxy.waitForCut()
+                    return result
+                }
+
+                let set = try await cut { try await client.set("cut.a", to: 1, scope: "/", ifRevision: start.revision) }
+                #expect(set.revision == start.revision + 1)
+                let batch = try await cut {
+                    try await client.apply(
+                        PreferenceBatch(operations: [.set("cut.b", 2, scope: "/"), .set("cut.c", 3, scope: "/x")]))
+                }
+                #expect(batch.revisions == [set.revision + 1, set.revision + 2])
+                let locked = try await cut { try await client.lock("cut.a", scope: "/x", ifRevision: 0) }
+                let unlocked = try await cut { try await client.unlock("cut.a", scope: "/x", ifRevision: locked.revision) }
+                #expect(unlocked.removed == 1)
+                let reset = try await cut { try await client.reset("cut.b", scope: "/", recursive: false, ifRevision: batch.revisions![0]) }
+                #expect(reset.removed == 1)
+                let schema = try await cut { try await client.register(schemas: ["cut.s": PreferenceSchema(type: .int, defaultValue: 1)]) }
+                #expect(schema.revision == reset.revision + 1)
+                // Drafts write their rows at once, in a transaction that commits after the call.
+                let draft = try await cut { try await client.createDraft(DraftInput(account: "alice", text: "once")) }
+                var patch = DraftPatch()
+                patch.text = .set("changed once")
+                let edited = try await cut { [patch] in try await client.updateDraft(draft.id, patch, ifRevision: draft.revision) }
+                #expect(edited.revision == draft.revision + 1)
+                let attached = try await cut {
+                    try await client.addAttachment(
+                        to: draft.id, AttachmentUpload(filename: "a.txt", kind: .file), ifRevision: edited.revision, length: 5
+                    ) { AsyncThrowingStream { $0.yield(Data("bytes".utf8)); $0.finish() } }
+                }
+                #expect(attached.draft.attachments.count == 1)
+
+                let newest = try await client.status().revision
+                try await other.waitForRevision(newest)
+                #expect(try await other.resolve("cut.a", scope: "/").value == 1)
+                #expect(try await other.resolve("cut.b", scope: "/").isSet == false)
+                #expect(try await other.drafts(account: "alice", thread: nil).map(\.attachments.count) == [1])
+
+                // The preference watchers' last change is the schema's, the drafts' the attachment's.
+                var seen: [[Revision]] = []
+                for (watcher, last) in zip(watchers, [schema.revision, schema.revision, newest, newest]) {
+                    seen.append(try await Self.collect(watcher, through: last))
+                }
+                let preferences = seen[0], drafts = seen[2]
+                #expect(seen[1] == preferences, "both hosts' watchers saw the same preference changes")
+                #expect(seen[3] == drafts, "both hosts' watchers saw the same draft changes")
+                let all = (preferences + drafts).sorted()
+                #expect(all == Array((start.revision + 1)...newest), "every change once, none twice, none missing")
+            } cleanup: {
+                await a.stop()
+                await b.stop()
+            }
+        }
+    }
+}
