@@ -29,14 +29,24 @@ public struct UnixSocketTransport: HTTPTransport {
 
     public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
         let message = Self.encode(request, keepAlive: true)
+        /// Whether the request went out on a kept-alive connection the daemon closed: it may have
+        /// been carried out, so a new connection that cannot be made leaves it unanswered.
+        var sentOnStaleConnection = false
         while true {
-            let lease = try await pool.take()
+            let lease: ConnectionPool.Lease
+            do {
+                lease = try await pool.take()
+            } catch let error as PrefsError where sentOnStaleConnection && error.code == .unreachable {
+                throw UnansweredRequest(cause: error)
+            }
             do {
                 let (response, reusable) = try await exchange(message, on: lease)
                 pool.giveBack(lease.connection, reusable: reusable)
                 return response
             } catch is StaleConnection {
-                // Closed by the daemon as the request went out: nothing was answered; send again.
+                // Closed by the daemon as the request went out (it restarted, or was killed just
+                // as it carried the request out): nothing was answered; send again.
+                sentOnStaleConnection = true
                 pool.giveBack(lease.connection, reusable: false)
             } catch let error as PrefsError where error.code == .unreachable {
                 pool.giveBack(lease.connection, reusable: false)
