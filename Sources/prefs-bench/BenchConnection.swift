@@ -18,9 +18,10 @@ final class BenchConnection {
 
     deinit { close(descriptor) }
 
-    /// Sends a request without waiting for the answer.
-    func send(_ method: String, _ target: String, body: String? = nil) {
+    /// Sends a request without waiting for the answer; `headers` are whole header lines.
+    func send(_ method: String, _ target: String, body: String? = nil, headers: [String] = []) {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: prefsd\r\n"
+        for header in headers { text += header + "\r\n" }
         if let body { text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { text += "\r\n" }
         _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
@@ -53,8 +54,8 @@ final class BenchConnection {
 
     /// Sends a request and reads its answer; returns the status.
     @discardableResult
-    func request(_ method: String, _ target: String, body: String? = nil) throws -> Int {
-        send(method, target, body: body)
+    func request(_ method: String, _ target: String, body: String? = nil, headers: [String] = []) throws -> Int {
+        send(method, target, body: body, headers: headers)
         return try readResponse()
     }
 

@@ -70,15 +70,21 @@ enum Load {
     }
 
     /// Writes per second of `clients` clients, each writing its own key at ten scopes, spread
-    /// over `daemons` in turn (hosts of one database).
-    static func writesPerSecond(_ daemons: [BenchDaemon], clients: Int, writesPerClient: Int) throws -> Double {
+    /// over `daemons` in turn (hosts of one database); with `idempotent`, each write carries an
+    /// `Idempotency-Key` of its own, as `PrefsClient` and `prefsctl` send.
+    static func writesPerSecond(_ daemons: [BenchDaemon], clients: Int, writesPerClient: Int, idempotent: Bool = false) throws
+        -> Double
+    {
         let sockets = daemons.map(\.socketPath)
         let counter = Atomic<Int>(0)
+        let run = UUID().uuidString
         return try rate(connections: clients, requests: writesPerClient, open: { () throws -> (BenchConnection, Int) in
             let client = counter.add(1, ordering: .relaxed).oldValue
             return (try BenchConnection(socketPath: sockets[client % sockets.count]), client)
         }) { connection, index in
-            let status = try connection.0.request("PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)")
+            let key = idempotent ? ["Idempotency-Key: \(run)-\(connection.1)-\(index)"] : []
+            let status = try connection.0.request(
+                "PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)", headers: key)
             guard status == 200 else { throw BenchError("write answered \(status)") }
         }
     }
@@ -110,8 +116,10 @@ enum Load {
     }
 
     /// Writes per second of `clients` clients on one daemon.
-    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int) throws -> Double {
-        try writesPerSecond([daemon], clients: clients, writesPerClient: writesPerClient)
+    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int, idempotent: Bool = false) throws
+        -> Double
+    {
+        try writesPerSecond([daemon], clients: clients, writesPerClient: writesPerClient, idempotent: idempotent)
     }
 
     /// Time from sending a write to `daemon` to its event arriving at a watcher on another

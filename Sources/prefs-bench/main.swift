@@ -104,6 +104,21 @@ do {
         table.add("daemon CPU µs per write, 16 connections", sets.cpu, baseline: redisSets.map { ("redis µs per SET", $0.cpu) }, target: "-")
         redis?.stop()
 
+        // MARK: A write with an Idempotency-Key against one without, in turns (medians)
+        let keyedWrites = quick ? 50 : 300
+        let keyed = try Load.interleavedMedians(
+            rounds: quick ? 1 : 3,
+            [false, true].map { idempotent in
+                {
+                    try metered(daemon.meter, requests: writers * keyedWrites) {
+                        try Load.writesPerSecond(daemon, clients: writers, writesPerClient: keyedWrites, idempotent: idempotent)
+                    }.cpu
+                }
+            })
+        table.add(
+            "daemon CPU µs per write with Idempotency-Key, 16 connections", keyed[1], baseline: ("without", keyed[0]),
+            target: "≤ 1.05×")
+
         // MARK: Write → watcher event latency
         let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
         table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")

@@ -66,10 +66,12 @@ import Testing
             await #expect(throws: CancellationError.self) { try await request.value }
         }
 
+        // The request went out: it is unanswered, for want of progress.
         let impatient = UnixSocketTransport(socketPath: silent.path, timeout: .milliseconds(200))
-        let error = await #expect(throws: PrefsError.self) {
+        let unanswered = await #expect(throws: UnansweredRequest.self) {
             try await impatient.send(HTTPRequestSpec(method: "GET", target: "/v1/status"))
         }
+        let error = unanswered?.cause
         #expect(error?.code == .unreachable && error?.message.contains("did not answer") == true)
     }
 

@@ -205,7 +205,7 @@ struct MultiHostTests {
         }
     }
 
-    @Test("minRevision reads another host's write: at once when taken in, else after waiting; 503 behind past the wait")
+    @Test("minRevision reads another host's write: at once when taken in, else after waiting; one beyond the database's newest is 400 at once")
     func minRevisionReadsYourWritesAcrossHosts() async throws {
         try await withPostgresDatabase { database in
             let hosts = try await Self.hosts(2, on: database.url)
@@ -220,15 +220,17 @@ struct MultiHostTests {
                 try await reader.waitForRevision(written.revision)
                 #expect(try await reader.resolve("multi.k0", scope: "/accounts/a").value == .integer(Int64(round)))
             }
-            // A revision nobody wrote is `behind` once the wait is over, naming the revision the
-            // host has.
+            // A revision the database has not assigned will never come: refused at once, naming
+            // the newest — not `behind`, which says it is on its way.
             let newest = try await reader.status().revision
-            let behind = await #expect(throws: PrefsError.self) { try await reader.waitForRevision(newest + 1000) }
-            #expect(behind?.code == .behind)
-            #expect(behind?.appliedRevision == newest)
+            let ahead = await #expect(throws: PrefsError.self) { try await reader.waitForRevision(newest + 1000) }
+            #expect(ahead?.code == .invalidRequest)
+            #expect(ahead?.newestRevision == newest)
             let raw = try await hosts[1].raw("GET", "/v1/prefs/multi.k0?minRevision=\(newest + 1000)")
-            #expect(raw.status == 503)
-            #expect(raw.code == "behind")
+            #expect(raw.status == 400)
+            #expect(raw.code == "invalid_request")
+            let huge = try await hosts[1].raw("GET", "/v1/status?minRevision=9223372036854775806")
+            #expect(huge.status == 400)
         }
     }
 
@@ -439,6 +441,12 @@ struct MultiHostTests {
                 try await hosts[0].client.set("multi.k0", to: "while away", scope: "/")
             }
             #expect(refused?.code == .unavailable)
+            // A revision this host has not taken in, and cannot ask the database about now, is
+            // `behind` once the wait is over, naming the revision the host has.
+            let applied = try await hosts[1].client.status().revision
+            let behind = await #expect(throws: PrefsError.self) { try await hosts[1].client.waitForRevision(applied + 1) }
+            #expect(behind?.code == .behind)
+            #expect(behind?.appliedRevision == applied)
             let cached = try await hosts[1].client.resolve("multi.k0", scope: "/")
             #expect(cached.value == .string(acknowledged.last { $0.key == "multi.k0" && $0.scope == .root }!.value))
 

@@ -45,7 +45,7 @@ import Testing
     /// The statuses the server can answer with: 200, 201 for creations, and
     /// PrefsError.Code.httpStatus less 401/403, which only a TCP listener with a token could
     /// give, and 500, which is a bug.
-    static let possibleStatuses: Set<Int> = [200, 201, 400, 404, 409, 410, 412, 413, 429, 503, 507]
+    static let possibleStatuses: Set<Int> = [200, 201, 400, 404, 409, 410, 412, 413, 422, 429, 503, 507]
 
     /// A draft id no draft has.
     static let unknownID = "00000000-0000-0000-0000-000000000000"
@@ -995,6 +995,7 @@ extension OpenAPIContractTests {
         case ("query", "kind"): .refused(value: "picture", code: "invalid_request")
         case ("header", "Last-Event-ID"): .refused(value: "x", code: "invalid_request")
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
+        case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"): .freeText
         default: nil
         }

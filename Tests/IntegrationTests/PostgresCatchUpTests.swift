@@ -64,7 +64,9 @@ struct PostgresCatchUpTests {
                     let change = #"[{"revision": \#(second), "kind": "set", "key": "k", "scope": "/", "value": "2", "old_value": "1", "created_at": 0}]"#
                     try await connection.query(
                         """
-                        SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(second), \(second), '')
+                        SELECT prefsd_commit(
+                            \(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(second), \(second), '',
+                            \(UUID().uuidString), '[]', '{}', 0, 0)
                         """, logger: logger)
                 }
                 #expect(try await store.resolve("k").value == 1, "not taken in yet")
@@ -221,7 +223,9 @@ struct PostgresCatchUpTests {
             let start = notifying ? newest : revision
             try await connection.query(
                 """
-                SELECT prefsd_commit(\(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(revision), \(start), \("other \(revision)"))
+                SELECT prefsd_commit(
+                    \(row)::jsonb, '[]', '[]', '[]', '[]', \(change)::jsonb, 0, \(revision), \(start), \("other \(revision)"),
+                    \(UUID().uuidString), '[]', '{}', 0, 0)
                 """, logger: logger)
             try await meanwhile()
             try await connection.query("COMMIT", logger: logger)

@@ -27,28 +27,49 @@ extension PrefsEngine {
     /// ``waitForRevision(_:)``, with `ahead` making the error of a revision the database does not
     /// have from its newest.
     func waitUntilTakenIn(_ revision: Revision, ahead: (_ newest: Revision) -> PrefsError) async throws {
-        guard cache.read({ $0.revision }) < revision else { return }
-        // A database that cannot be reached now is asked no more: the wait decides.
-        if let newest = try? await storage.newestRevision(), newest < revision { throw ahead(newest) }
+        let applied = cache.read { $0.revision }
+        guard applied < revision else { return }
+        // With one writer, the engine has every revision the database has.
+        guard storage.hasOtherWriters else { throw ahead(applied) }
         catchUp()
+        // Whether the database has the revision at all, asked beside the wait: a database that
+        // cannot be reached now may not answer before the wait is over, nor when it is cancelled.
+        let (newestBelow, found) = AsyncStream<Revision>.makeStream()
+        let asking = Task { [storage] in
+            if let newest = try? await storage.newestRevision(), newest < revision { found.yield(newest) }
+            found.finish()
+        }
+        defer { asking.cancel() }
         let intake = intake
-        let arrived = await withTaskGroup(of: Bool.self) { group in
+        let outcome = await withTaskGroup(of: RevisionWait?.self) { group in
             group.addTask {
                 await intake.waitUntilApplied(revision)
-                return !Task.isCancelled
+                return Task.isCancelled ? nil : .arrived
             }
             group.addTask { [wait = configuration.revisionWait] in
                 try? await Task.sleep(for: wait)
-                return false
+                return .waitedEnough
             }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+            group.addTask {
+                for await newest in newestBelow { return .ahead(newest) }
+                return nil
+            }
+            defer { group.cancelAll() }
+            for await outcome in group {
+                if let outcome { return outcome }
+            }
+            return .waitedEnough
         }
-        guard !arrived else { return }
-        let applied = cache.read { $0.revision }
-        guard applied < revision else { return }
-        throw PrefsError.behind(revision: revision, applied: applied)
+        switch outcome {
+        case .arrived:
+            return
+        case .ahead(let newest):
+            throw ahead(newest)
+        case .waitedEnough:
+            let applied = cache.read { $0.revision }
+            guard applied < revision else { return }
+            throw PrefsError.behind(revision: revision, applied: applied)
+        }
     }
 
     /// ``catchUp()``, unless `announced` — the revision another writer's commit reached, as its
@@ -134,4 +155,10 @@ struct CatchUpState {
     var running = false
     var again = false
     var leftToWriter: Revision?
+}
+
+/// How waiting for a revision ended: it was taken in, the wait allowed was over, or the database
+/// turned out not to have it (its newest revision is below).
+private enum RevisionWait: Sendable {
+    case arrived, waitedEnough, ahead(Revision)
 }

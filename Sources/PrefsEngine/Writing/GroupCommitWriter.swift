@@ -284,10 +284,18 @@ final class GroupCommitWriter: Sendable {
                         batch.restore(checkpoint)
                         let error = connection.translate(error)
                         if let request = job.idempotency, let refusal = error as? PrefsError, (400..<500).contains(refusal.code.httpStatus) {
+                            // Stored like an answer, and reported once it is: if the batch does
+                            // not commit, neither does the refusal, and the request gets the
+                            // batch's error — so a copy still on its way cannot succeed after a
+                            // client was told "refused".
                             let body = try OutcomeCoding.encode(refusal: refusal)
                             try connection.storeOutcome(Self.outcome(of: request, refused: true, body: body, in: batch))
+                            acknowledgements.append { outcome in
+                                if case .failure(let failure) = outcome { job.fail(failure) } else { job.fail(refusal) }
+                            }
+                        } else {
+                            failures.append((job, error))
                         }
-                        failures.append((job, error))
                         if alone { throw error }
                     }
                 }
