@@ -27,7 +27,7 @@ CREATE TABLE idempotent_request (
 );
 CREATE INDEX idempotent_request_by_age ON idempotent_request (created_at);
 
--- A batch a host committed, by the id the host gave it; pruned with the outcomes.
+-- A batch a host committed, by the id the host gave it; kept ten minutes.
 CREATE TABLE write_batch (
     id              text             NOT NULL PRIMARY KEY,
     newest_revision bigint,                                -- its last revision; NULL: fenced, never committed
@@ -38,7 +38,7 @@ CREATE INDEX write_batch_by_age ON write_batch (created_at);
 -- Records a committing batch: its id with its last revision, and its requests' outcomes, their
 -- revisions moved by `shift`. Fails (serialization_failure) if another writer stored an outcome
 -- under one of `keys_checked` — keys the batch looked up and did not find — meanwhile. Drops
--- outcomes and batch ids stored before `prune_before` (0: none).
+-- outcomes stored before `prune_before` (0: none), and then batch ids over ten minutes old.
 CREATE FUNCTION prefsd_record(
     batch text, newest bigint, outcomes jsonb, keys_checked text[], shift bigint, now double precision,
     prune_before double precision
@@ -57,7 +57,9 @@ BEGIN
     INSERT INTO write_batch (id, newest_revision, created_at) VALUES (batch, newest, now);
     IF prune_before > 0 THEN
         DELETE FROM idempotent_request WHERE created_at < prune_before;
-        DELETE FROM write_batch WHERE created_at < prune_before;
+        -- A lost commit is looked up within seconds (30 at most): ten minutes is plenty, even
+        -- with hosts' clocks apart.
+        DELETE FROM write_batch WHERE created_at < now - 600;
     END IF;
 END;
 $$;

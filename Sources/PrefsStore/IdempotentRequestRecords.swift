@@ -33,7 +33,14 @@ enum IdempotentRequestRecords {
             ])
     }
 
+    /// Drops the outcomes stored before `time`: the rows up to the first one stored since, which
+    /// is the first of the table's rows (in the order they were stored) not to be dropped.
     static func prune(_ db: Database, storedBefore time: Double) throws {
-        try db.cachedStatement(sql: "DELETE FROM idempotent_request WHERE created_at < ?").execute(arguments: [time])
+        try db.cachedStatement(
+            sql: """
+                DELETE FROM idempotent_request
+                WHERE id < ifnull((SELECT id FROM idempotent_request WHERE created_at >= ? ORDER BY id LIMIT 1), 9223372036854775807)
+                """
+        ).execute(arguments: [time])
     }
 }

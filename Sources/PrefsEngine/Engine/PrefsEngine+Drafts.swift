@@ -127,7 +127,7 @@ extension PrefsEngine {
                 hasher.update(data: chunk)
                 try handle.write(contentsOf: chunk)
             }
-            let sha256 = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            let sha256 = hasher.finalize().lowercaseHex
             return (file, sha256, byteSize, try media ?? AttachmentMedia(upload, header: ImageHeader(sniffing: prefix)))
         } catch {
             try? FileManager.default.removeItem(at: file)

@@ -125,15 +125,22 @@ struct EndpointRequest: Sendable {
     func idempotency() throws -> IdempotentRequest? {
         guard method != .get, method != .head, let key = headers[Self.idempotencyKey] else { return nil }
         var hasher = SHA256()
-        for part in [method.rawValue, target, headers[.ifMatch] ?? ""] {
-            hasher.update(data: Array(part.utf8) + [0])
+        /// Hashes `part`, then a NUL that ends it.
+        func hash(_ part: String) {
+            var part = part
+            part.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(0)) { hasher.update(bufferPointer: $0) }
         }
+        hash(method.rawValue)
+        hash(target)
+        hash(headers[.ifMatch] ?? "")
         if let body {
             body.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         } else {
-            for part in [headers[.contentType] ?? "", headers[.contentLength] ?? ""] { hasher.update(data: Array(part.utf8) + [0]) }
+            hash(headers[.contentType] ?? "")
+            hash(headers[.contentLength] ?? "")
         }
-        let fingerprint = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let fingerprint = hasher.finalize().lowercaseHex
         return try IdempotentRequest(key: key, fingerprint: fingerprint)
     }
 
