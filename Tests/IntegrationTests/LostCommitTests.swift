@@ -156,4 +156,47 @@ struct LostCommitTests {
             }
         }
     }
+
+    /// The same without an `Idempotency-Key` (a raw client, or an app's `PostgresStore`): nothing
+    /// stored under a key can answer for the batch, so only finding out what became of the
+    /// commit — never running it again — gives the real outcome.
+    @Test func aWriteWithoutAKeyGetsItsRealOutcomeOnce() async throws {
+        try await withPostgresDatabase { database in
+            let proxy = try await CommitCutProxy(to: database.url)
+            let a = try await Daemon(postgresURL: proxy.url(database.url))
+            let b = try await Daemon(postgresURL: database.url)
+            try await withCleanup {
+                let start = try await a.client.set("cut.a", to: 0, scope: "/")
+                let watcher = b.client.watch(WatchRequest(prefixes: ["cut."], since: start.revision))
+
+                try proxy.arm()
+                let set = try await a.raw("PUT", "/v1/prefs/cut.a?scope=/", body: "1", headers: [("If-Match", "\(start.revision)")])
+                try await proxy.waitForCut()
+                #expect(set.status == 200, "a conditional write that took effect: \(set.body)")
+                #expect(set.body == #"{"revision":\#(start.revision + 1)}"#)
+
+                try proxy.arm()
+                let created = try await a.raw("POST", "/v1/drafts", body: #"{"account":"zoe","text":"once"}"#)
+                try await proxy.waitForCut()
+                #expect(created.status == 201, "\(created.body)")
+
+                try proxy.arm()
+                let batch = try await a.raw(
+                    "POST", "/v1/prefs:batch", body: #"{"operations":[{"op":"set","key":"cut.b","scope":"/","value":2}]}"#)
+                try await proxy.waitForCut()
+                #expect(batch.status == 200, "\(batch.body)")
+
+                let newest = try await a.client.status().revision
+                try await b.client.waitForRevision(newest)
+                #expect(try await b.client.drafts(account: "zoe", thread: nil).count == 1)
+                #expect(try await b.client.resolve("cut.a", scope: "/").value == 1)
+                let seen = try await Self.collect(watcher, through: newest)
+                #expect(seen == [start.revision + 1, newest], "each preference change once")
+                #expect(newest == start.revision + 3, "three changes, none twice")
+            } cleanup: {
+                await a.stop()
+                await b.stop()
+            }
+        }
+    }
 }
