@@ -201,6 +201,30 @@ struct MetricsScrapeTests {
 
 /// Whether python3 and `prometheus_client` look installed. In CI the metrics suite runs
 /// regardless, and fails if they are missing (`.ci/run` installs them).
+/// Whether Prometheus' own `promtool` is here (Debian's `prometheus`; CI installs it).
+let promtoolInstalled = FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool")
+
+/// Every metric family of a scrape has its `# HELP` line, and Prometheus' own linter
+/// (`promtool check metrics`) finds nothing to say about the scrape.
+@Test(.enabled(if: promtoolInstalled || ProcessInfo.processInfo.environment["CI"] == "true"))
+func promtoolFindsNothingToSayAboutAScrape() async throws {
+    let daemon = try await Daemon()
+    _ = try await daemon.client.set("metrics.a", to: 1, scope: "/")
+    _ = try await daemon.client.resolve("metrics.a", scope: "/")
+    let scrape = try await daemon.raw("GET", "/v1/metrics").body
+    await daemon.stop()
+    let families = scrape.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+    #expect(families.count >= 14, "\(scrape)")
+    for family in families {
+        #expect(scrape.contains("# HELP \(family) "), "\(family) has no help text")
+    }
+    let file = FileManager.default.temporaryDirectory.appending(path: "prefsd-promtool-\(UUID().uuidString).txt")
+    try scrape.write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let checked = try await CommandResult.runTool("/bin/sh", ["-c", "/usr/bin/promtool check metrics < \"$0\"", file.path])
+    #expect(checked.status == 0 && checked.stdout.isEmpty && checked.stderr.isEmpty, "promtool: \(checked.stdout) \(checked.stderr)")
+}
+
 let metricsParserInstalled: Bool = {
     let places = ["/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"]
     return FileManager.default.fileExists(atPath: "/usr/bin/python3")

@@ -3,8 +3,8 @@ import NIOCore
 import PrefsEngine
 import Prometheus
 
-/// `GET /v1/metrics`: every metric of `registry` in Prometheus' text format, the engine's gauges
-/// brought up to date first.
+/// `GET /v1/metrics`: every metric of `registry` in Prometheus' text format, each family with its
+/// `# HELP` line (``MetricHelp``), the engine's gauges brought up to date first.
 enum MetricsEndpoint {
     /// The endpoint, reading `registry` and refreshing `engine`'s gauges.
     static func endpoint(engine: any EngineServing, registry: PrometheusCollectorRegistry) -> Endpoint {
@@ -13,7 +13,7 @@ enum MetricsEndpoint {
                 await engine.refreshMetrics()
                 return Answer(
                     status: .ok, fields: [HTTPField(name: .contentType, value: "text/plain; version=0.0.4; charset=utf-8")],
-                    body: .whole(ByteBuffer(bytes: registry.emitToBuffer())))
+                    body: .whole(ByteBuffer(bytes: MetricHelp.adding(to: registry.emitToBuffer()))))
             }
         }
     }
