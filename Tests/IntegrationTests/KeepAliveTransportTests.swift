@@ -87,12 +87,15 @@ import Testing
         #expect(try await client.status().counts.watchers == 0)
     }
 
-    /// Waits (up to 10 s) until `condition` holds.
-    private static func waitUntil(_ condition: () async throws -> Bool) async throws {
+    /// Waits (up to 10 s) until `condition` holds; records an issue if it never does.
+    private static func waitUntil(
+        _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         for _ in 0..<1000 {
             if try await condition() { return }
             try await Task.sleep(for: .milliseconds(10))
         }
+        Issue.record("The condition did not hold within 10 s.", sourceLocation: sourceLocation)
     }
 }
 

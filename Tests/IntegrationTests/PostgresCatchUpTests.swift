@@ -92,7 +92,7 @@ struct PostgresCatchUpTests {
                     let waiting = try await Self.hostWaitsForTheCounter(database)
                     #expect(waiting, "the host's commit waits for the counter")
                 }
-                guard let outcome = await write?.result else { return }
+                let outcome = try #require(await write?.result, "the write was started")
                 if case .failure(let error as PrefsError) = outcome {
                     #expect(error.code == .staleRevision)
                 } else {
@@ -119,7 +119,7 @@ struct PostgresCatchUpTests {
                     let waiting = try await Self.hostWaitsForTheCounter(database)
                     #expect(waiting, "the host's commit waits for the counter")
                 }
-                guard let written = try await write?.value else { return }
+                let written = try #require(try await write?.value, "the write was started")
                 #expect(written.revision == during + 1 && during == before + 1)
                 #expect(try await store.resolve("before").value == 1)
                 #expect(try await store.resolve("during").value == 1)
