@@ -2,7 +2,7 @@
 // `(identifier, sql)` pairs — one per `Migrations/DIALECT/NNNN_name.sql` file, in file-name order.
 // Run by the EmbedMigrations build plugin.
 //
-//     MigrationEmbedder OUTPUT.swift --dialect sqlite 0001_preferences.sql … --dialect postgres …
+//     MigrationEmbedder OUTPUT.swift --dialect sqlite 0001_baseline.sql … --dialect postgres …
 import Foundation
 
 var arguments = CommandLine.arguments.dropFirst()

@@ -50,7 +50,7 @@ struct StoreFileSafetyTests {
             await store.closeWithoutBlocking()
         }
         let known = try await sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier")
-        #expect(known.hasPrefix("0001_preferences"))
+        #expect(known.hasPrefix("0001_baseline"))
         try await sqlite3(path, "INSERT INTO grdb_migrations (identifier) VALUES ('9999_future')")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
 
