@@ -52,11 +52,11 @@ import Testing
         #expect(events.map(\.source) == [.scope("/accounts/alice"), .scope("/"), .default])
         #expect(events.allSatisfy { $0.scope == "/accounts/alice/threads/1" })
 
-        // Live, too: only the change at /accounts/alice's chain wakes it.
+        // Live, too: only the change at /accounts/alice's chain wakes it. Its `since` is read
+        // before the writes (read inside the task, a slow start could put it after them all).
+        let now = try await client.status().revision
         let live = Task {
-            try await Self.collect(
-                client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice", since: try await client.status().revision)),
-                count: 1)
+            try await Self.collect(client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice", since: now)), count: 1)
         }
         try await client.set("ui.theme", to: "red", scope: "/accounts/bob")
         try await client.set("ui.theme", to: "green", scope: "/accounts/alice/deeper")
