@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import PrefsClient
 import PrefsKit
+import Synchronization
 import TestHarness
 import Testing
 
@@ -32,12 +33,22 @@ struct RegisterUnderFaultsTests {
 
     static let keys = ["reg.k0", "reg.k1", "reg.k2", "reg.k3"]
 
-    /// One client's compare-and-set loop through the host at `socket`, until `deadline`.
-    static func loop(client index: Int, socket: String, until deadline: ContinuousClock.Instant) async -> [Attempt] {
+    /// Whether the clients go on, shared with their tasks.
+    final class Running: Sendable {
+        private let on = Atomic(true)
+        var isOn: Bool { on.load(ordering: .relaxed) }
+        func stop() { on.store(false, ordering: .relaxed) }
+    }
+
+    /// One client's compare-and-set loop through the host at `socket`, until `running` is
+    /// cleared; each outcome is also told to `told`, which paces the faults.
+    static func loop(
+        client index: Int, socket: String, while running: Running, telling told: AsyncStream<Outcome>.Continuation
+    ) async -> [Attempt] {
         let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket, timeout: .seconds(20)), writeRetryDeadline: .seconds(20))
         var attempts: [Attempt] = []
         var round = 0
-        while ContinuousClock.now < deadline {
+        while running.isOn {
             let key = keys[(index + round) % keys.count]
             let value = "c\(index)-\(round)"
             round += 1
@@ -61,8 +72,22 @@ struct RegisterUnderFaultsTests {
                 outcome = .refused(.internal)
             }
             attempts.append(Attempt(key: key, value: value, basedOn: basedOn, outcome: outcome))
+            told.yield(outcome)
         }
         return attempts
+    }
+
+    /// Reads `outcomes` until `count` more of them satisfy `counted`; fails if the clients stop
+    /// telling first.
+    static func await(
+        _ count: Int, of outcomes: inout AsyncStream<Outcome>.Iterator, where counted: (Outcome) -> Bool = { _ in true },
+        _ what: String
+    ) async throws {
+        var seen = 0
+        while seen < count {
+            guard let outcome = await outcomes.next() else { throw PrefsError(.internal, "the clients stopped before \(what)") }
+            if counted(outcome) { seen += 1 }
+        }
     }
 
     /// Ends every session prefsd's hosts have with the database.
@@ -84,23 +109,31 @@ struct RegisterUnderFaultsTests {
                 for key in Self.keys { initial[key] = try await hosts[0].client.set(key, to: "start", scope: .root).revision }
                 let start = try await hosts[0].client.status().revision
                 let sockets = hosts.map(\.socketPath)
-                let deadline = ContinuousClock.now + .seconds(8)
+                let running = Running()
+                let (told, telling) = AsyncStream<Outcome>.makeStream()
 
+                // Each fault comes once the clients have got writes through since the last one:
+                // paced by what they are told, not by the clock.
                 let attempts = try await withThrowingTaskGroup(of: [Attempt].self) { group in
                     for index in 0..<12 {
-                        group.addTask { await Self.loop(client: index, socket: sockets[index % 3], until: deadline) }
+                        group.addTask { await Self.loop(client: index, socket: sockets[index % 3], while: running, telling: telling) }
                     }
-                    try await Task.sleep(for: .seconds(1))
+                    var outcomes = told.makeAsyncIterator()
+                    let acknowledged: (Outcome) -> Bool = { if case .done = $0 { true } else { false } }
+                    try await Self.await(150, of: &outcomes, where: acknowledged, "the first writes")
                     try await Self.terminateSessions(database)
-                    try await Task.sleep(for: .seconds(1))
+                    try await Self.await(150, of: &outcomes, where: acknowledged, "writes after the sessions ended")
                     await hosts[2].kill()
                     try await hosts[2].start()
-                    try await Task.sleep(for: .seconds(1))
+                    try await Self.await(150, of: &outcomes, where: acknowledged, "writes after the host came back")
                     try await server.pause()
-                    try await Task.sleep(for: .milliseconds(500))
+                    try await Self.await(6, of: &outcomes, where: { if case .refused(.unavailable) = $0 { true } else { false } }, "refusals while PostgreSQL is away")
                     try await server.resume()
-                    try await Task.sleep(for: .seconds(1.5))
+                    try await Self.await(150, of: &outcomes, where: acknowledged, "writes after PostgreSQL came back")
                     try await Self.terminateSessions(database)
+                    try await Self.await(150, of: &outcomes, where: acknowledged, "writes after the sessions ended again")
+                    running.stop()
+                    telling.finish()
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
 
