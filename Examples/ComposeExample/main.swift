@@ -11,6 +11,7 @@ import Dispatch
 import Foundation
 import Observation
 import PrefsClient
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import Observation    // withObservationTracking, Observations
 import PrefsClient    // PrefsClient: the daemon
+import PrefsEngine    // the engine under EmbeddedStore: close(), StoreConfiguration
 import PrefsKit
 import PrefsStore     // EmbeddedStore: SQLite in this process
 

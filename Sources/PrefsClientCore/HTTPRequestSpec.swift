@@ -1,14 +1,14 @@
 import Foundation
 
 /// One HTTP request to the daemon.
-public struct HTTPRequestSpec: Sendable {
-    public var method: String
+package struct HTTPRequestSpec: Sendable {
+    package var method: String
     /// Path and query, percent-encoded: `/v1/prefs/a.b?scope=%2Fx`.
-    public var target: String
-    public var body: Data?
-    public var headers: [(String, String)]
+    package var target: String
+    package var body: Data?
+    package var headers: [(String, String)]
 
-    public init(method: String, target: String, body: Data? = nil, headers: [(String, String)] = []) {
+    package init(method: String, target: String, body: Data? = nil, headers: [(String, String)] = []) {
         self.method = method
         self.target = target
         self.body = body

@@ -1,11 +1,11 @@
 import Foundation
 
 /// A complete answer.
-public struct HTTPResponseData: Sendable {
-    public var status: Int
-    public var body: Data
+package struct HTTPResponseData: Sendable {
+    package var status: Int
+    package var body: Data
 
-    public init(status: Int, body: Data) {
+    package init(status: Int, body: Data) {
         self.status = status
         self.body = body
     }

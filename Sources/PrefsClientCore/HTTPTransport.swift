@@ -4,7 +4,7 @@ import Foundation
 /// (``UnixSocketTransport``). Failures to connect are ``PrefsKit/PrefsError`` `unreachable`
 /// naming the socket; a request that went out and whose connection was lost before its answer
 /// throws ``UnansweredRequest``; a cancelled task's request ends with `CancellationError`.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Sends a request and reads the whole answer.
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData
     /// Sends a request whose body is streamed from `body` as it is produced — `length` bytes

@@ -5,7 +5,7 @@ import Synchronization
 /// The daemon, as a ``PrefsService``: every call is one request to `prefsd` over its Unix
 /// socket, and every answer (and error) is the same as the embedded store's.
 ///
-/// This module has the client and its transport (``UnixSocketTransport``: keep-alive
+/// This module has the client and its transport (`UnixSocketTransport`: keep-alive
 /// connections on plain POSIX calls), and links no networking library, so a one-shot tool such
 /// as `prefsctl` starts fast and an application builds fast; applications import the
 /// `PrefsClient` module, which adds `PrefsClient(socketPath:)`.
@@ -16,7 +16,7 @@ import Synchronization
 /// ```
 public final class PrefsClient: PrefsService {
     /// How requests reach the daemon.
-    public let transport: any HTTPTransport
+    package let transport: any HTTPTransport
     /// The newest revision a write through this client answered. Reads pass it as
     /// `minRevision`, so a program reads its own writes whichever host of a shared PostgreSQL
     /// database answers them (on one host, it is always there already).
@@ -26,10 +26,10 @@ public final class PrefsClient: PrefsService {
     /// before it fails as `outcome_unknown`.
     public let writeRetryDeadline: Duration
 
-    /// A client over any transport, e.g. ``UnixSocketTransport``, which sends a write whose
+    /// A client over any transport, e.g. `UnixSocketTransport`, which sends a write whose
     /// answer was lost again for up to `writeRetryDeadline` (10 seconds by default: long enough
     /// for a daemon that is restarted at once).
-    public init(transport: any HTTPTransport, writeRetryDeadline: Duration = .seconds(10)) {
+    package init(transport: any HTTPTransport, writeRetryDeadline: Duration = .seconds(10)) {
         self.transport = transport
         self.writeRetryDeadline = writeRetryDeadline
     }
@@ -57,7 +57,7 @@ public final class PrefsClient: PrefsService {
 
     /// ``resolve(_:scope:explain:)`` on the calling thread, which waits for the answer: for a
     /// one-shot process (`prefsctl get`) that has nothing else to do and so starts no threads.
-    public static func resolve(
+    package static func resolve(
         _ key: KeyName, scope: ScopePath, explain: Bool, waitingOn transport: UnixSocketTransport
     ) throws -> ResolvedPreference {
         let spec = resolveRequest(key, scope: scope, explain: explain)

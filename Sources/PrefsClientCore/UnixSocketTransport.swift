@@ -12,22 +12,22 @@ import Synchronization
 ///
 /// For a one-shot process whose thread has nothing else to do (`prefsctl get`),
 /// ``sendBlocking(_:)`` sends one request on that thread, starting no other.
-public struct UnixSocketTransport: HTTPTransport {
+package struct UnixSocketTransport: HTTPTransport {
     /// The daemon's socket.
-    public let socketPath: String
+    package let socketPath: String
     /// How long the daemon may leave a request without progress — no byte read or written —
     /// before the request fails as `unreachable` (a hung daemon). A watch, or a download's body,
     /// waits as long as it needs.
-    public let timeout: Duration
+    package let timeout: Duration
     private let pool: ConnectionPool
 
-    public init(socketPath: String, timeout: Duration = .seconds(60)) {
+    package init(socketPath: String, timeout: Duration = .seconds(60)) {
         self.socketPath = socketPath
         self.timeout = timeout
         pool = ConnectionPool(path: socketPath, connectTimeout: timeout)
     }
 
-    public func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
+    package func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData {
         let message = Self.encode(request, keepAlive: true)
         /// Whether the request went out on a kept-alive connection the daemon closed: it may have
         /// been carried out, so a new connection that cannot be made leaves it unanswered.
@@ -61,7 +61,7 @@ public struct UnixSocketTransport: HTTPTransport {
     /// Sends a request and reads the whole answer on the calling thread, which waits for it: for
     /// a one-shot process whose main thread has nothing else to do (`prefsctl get`), so that it
     /// needs no other thread at all.
-    public func sendBlocking(_ request: HTTPRequestSpec) throws -> HTTPResponseData {
+    package func sendBlocking(_ request: HTTPRequestSpec) throws -> HTTPResponseData {
         let connection = try UnixConnection(path: socketPath)
         defer { connection.close() }
         try connection.write(Self.encode(request, keepAlive: false))
@@ -84,7 +84,7 @@ public struct UnixSocketTransport: HTTPTransport {
     /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
     /// never holding more than one piece. If the daemon answers midway — refusing the body — the
     /// rest is not sent and its answer is returned.
-    public func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
+    package func send(_ request: HTTPRequestSpec, body: AsyncThrowingStream<Data, any Error>, length: Int64?) async throws
         -> HTTPResponseData
     {
         let lease = try await pool.take()
@@ -114,7 +114,7 @@ public struct UnixSocketTransport: HTTPTransport {
         }
     }
 
-    public func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
+    package func stream(_ request: HTTPRequestSpec) async throws -> HTTPStreamingResponse {
         let connection = try await DaemonConnection.open(path: socketPath, timeout: timeout)
         var parser = HTTPResponseParser()
         var early = Data()

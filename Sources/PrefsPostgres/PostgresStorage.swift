@@ -21,9 +21,12 @@ import Synchronization
 ///
 /// Writes wait for the database on a thread of their own (``PostgresWriter``); reads of drafts,
 /// attachments and the change log go through a pool of connections.
+///
+/// An application names the type (`PostgresStore` is `PrefsEngine<PostgresStorage>`) but never
+/// holds one: its members are the engine's alone.
 public final class PostgresStorage: PrefsStorage {
     /// Where the database is.
-    public let database: PostgresLocation
+    package let database: PostgresLocation
     /// This host's name in the notifications it sends, unique per storage.
     let hostID = UUID().uuidString
     let connectionConfiguration: PostgresConnection.Configuration
@@ -43,7 +46,7 @@ public final class PostgresStorage: PrefsStorage {
     /// count as committing steadily — then the host stops listening for notifications, and it
     /// listens again once the writer has not committed for that long (``CommitListener``).
     /// Throws `unavailable`, with what went wrong, when PostgreSQL cannot be reached.
-    public init(
+    package init(
         database: PostgresLocation, tick: Duration = .seconds(1), steadyWriter: Duration = .milliseconds(5),
         logger: Logger = Logger(label: "prefsd")
     ) async throws {
@@ -94,40 +97,40 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
-    public var location: String { database.description }
+    package var location: String { database.description }
 
     /// Any number of hosts share the database.
-    public var hasOtherWriters: Bool { true }
+    package var hasOtherWriters: Bool { true }
 
-    public var commitsOnCallingThread: Bool { false }
+    package var commitsOnCallingThread: Bool { false }
 
     /// Uploads are staged in a folder of this host's own under the system's temporary folder.
-    public var stagingFolder: URL {
+    package var stagingFolder: URL {
         FileManager.default.temporaryDirectory.appending(path: "prefsd-uploads-\(hostID)")
     }
 
-    public func loadSnapshot() throws -> StorageSnapshot {
+    package func loadSnapshot() throws -> StorageSnapshot {
         try writer.sync { connection in
             try (connection as! PostgresWriteConnection).loadSnapshot()
         }
     }
 
-    public func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
+    package func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
         try writer.sync(body)
     }
 
-    public func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
+    package func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
         writer.async(body)
     }
 
-    public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
+    package func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         let started = CommitListener(
             configuration: connectionConfiguration.named("prefsd listener"), hostID: hostID, tick: tick,
             writerActivity: writerActivity, steadyWriter: steadyWriter, logger: logger, wake: wake)
         listener.withLock { $0 = started }
     }
 
-    public func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
+    package func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
         try await reading {
             try PostgresRows.changePage(
                 try await client.query(PostgresRows.changePageQuery(after: revision, through: through, limit: limit), logger: logger)
@@ -135,7 +138,7 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
-    public func newestRevision() async throws -> Revision {
+    package func newestRevision() async throws -> Revision {
         try await reading {
             var newest: Revision = 0
             for try await value in try await client.query(
@@ -147,11 +150,11 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
-    public func draft(_ id: UUID) async throws -> Draft? {
+    package func draft(_ id: UUID) async throws -> Draft? {
         try await drafts(PostgresRows.draftQuery(id)).first
     }
 
-    public func drafts(account: String?, thread: String?) async throws -> [Draft] {
+    package func drafts(account: String?, thread: String?) async throws -> [Draft] {
         try await drafts(PostgresRows.draftsQuery(account: account, thread: thread))
     }
 
@@ -172,7 +175,7 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
-    public func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
+    package func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
         try await reading {
             try await PostgresBlobReader.open(
                 sha256: sha256, configuration: connectionConfiguration.named("prefsd download"), logger: logger)
@@ -189,7 +192,7 @@ public final class PostgresStorage: PrefsStorage {
     }
 
     /// Stops listening, closes the writer's connection once queued writes have run, and the pool.
-    public func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         listener.withLock { $0?.stop() }
         writer.close()

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-@_exported import PrefsEngine
+import PrefsEngine
 import PrefsKit
 
 /// The preferences store of a server app's instance, on a PostgreSQL database that any number of

@@ -7,18 +7,18 @@ import Musl
 /// Connecting to a Unix stream socket by its path: the one place its `sockaddr_un` is built, for
 /// the client, the daemon's check for a live daemon on its socket, and the benchmark; and
 /// receiving from one.
-public enum UnixSocket {
+package enum UnixSocket {
     /// Why a connection could not be made: the `errno` of the call that failed
     /// (`ENAMETOOLONG` for a path longer than a socket address holds).
-    public struct Failure: Error, Sendable {
-        public let code: Int32
+    package struct Failure: Error, Sendable {
+        package let code: Int32
     }
 
     /// The descriptor of a connection to the socket at `path` (closed on exec), blocking unless
     /// `nonBlocking`, with a kernel receive buffer of `receiveBuffer` bytes if given. A
     /// non-blocking connection to a daemon whose queue of connections to accept is full fails
     /// with `EAGAIN`: try again later.
-    public static func descriptor(connectedTo path: String, nonBlocking: Bool = false, receiveBuffer: Int32? = nil)
+    package static func descriptor(connectedTo path: String, nonBlocking: Bool = false, receiveBuffer: Int32? = nil)
         throws(Failure) -> Int32
     {
         var address = sockaddr_un()
@@ -54,7 +54,7 @@ public enum UnixSocket {
     /// sent — the kernel signals the freed space on the same wait queue — and sleeps again. The
     /// peer's thread pays for that wake-up: for the daemon, more CPU per request than HTTP
     /// parsing. `poll` for input is woken by input only, as event-driven clients (epoll) are.
-    public static func receive(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+    package static func receive(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
         var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while poll(&request, 1, -1) < 0, errno == EINTR {}
         return recv(descriptor, buffer, count, 0)
@@ -63,7 +63,7 @@ public enum UnixSocket {
 
 extension UnixSocket {
     /// Whether something accepts connections on the socket at `path`.
-    public static func isAnswering(_ path: String) -> Bool {
+    package static func isAnswering(_ path: String) -> Bool {
         guard let descriptor = try? descriptor(connectedTo: path) else { return false }
         close(descriptor)
         return true

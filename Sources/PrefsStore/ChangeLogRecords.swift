@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 import PrefsEngine
 import PrefsKit
 

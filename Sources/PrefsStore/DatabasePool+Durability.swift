@@ -1,4 +1,5 @@
-import GRDB
+package import GRDB
+import PrefsEngine
 
 extension DatabasePool {
     /// Sets the writer connection's `PRAGMA synchronous` for `durability`, and checks that it
@@ -6,7 +7,7 @@ extension DatabasePool {
     ///
     /// It cannot be set in `Configuration.prepareDatabase`: a pool switches to WAL after that
     /// runs, and sets `synchronous = NORMAL` as it does.
-    public func setSynchronous(for durability: StoreConfiguration.Durability) throws {
+    package func setSynchronous(for durability: StoreConfiguration.Durability) throws {
         let wanted = durability == .full ? 2 : 1
         let now = try writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(wanted)")

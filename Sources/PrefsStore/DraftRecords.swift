@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 import PrefsKit
 
 /// The SQL for drafts and attachments. Called inside the writer's transaction for changes, and

@@ -1,5 +1,5 @@
 import Foundation
-@_exported import PrefsEngine
+import PrefsEngine
 import PrefsKit
 
 /// The preferences store in this process: a SQLite database this process owns, under the
@@ -47,5 +47,5 @@ extension PrefsEngine where Storage == SQLiteStorage {
     }
 
     /// The database file.
-    public var path: String { storage.path }
+    public var path: String { storage.location }
 }

@@ -1,11 +1,12 @@
 import Foundation
-import GRDB
+internal import GRDB
 import PrefsEngine
 import PrefsKit
 import Synchronization
 
 /// A SQLite database (through GRDB) that one process owns: the storage under ``EmbeddedStore``
-/// and a `prefsd` started with `--db`.
+/// and a `prefsd` started with `--db`. An application names the type (`EmbeddedStore` is
+/// `PrefsEngine<SQLiteStorage>`) but never holds one: its members are the engine's alone.
 ///
 /// WAL mode, a `BEGIN IMMEDIATE` writer, `busy_timeout`, and `synchronous` as the configuration's
 /// durability says. One owner per database file: a second storage on the same file fails at once
@@ -13,7 +14,7 @@ import Synchronization
 /// has changes to take in.
 public final class SQLiteStorage: PrefsStorage {
     /// The database file.
-    public let path: String
+    package let path: String
 
     let pool: DatabasePool
     /// The blobs downloads are reading, which removing their last attachment does not free.
@@ -31,7 +32,7 @@ public final class SQLiteStorage: PrefsStorage {
     /// Throws ``PrefsError`` if another process owns the database, or if the file is not a
     /// SQLite database, is corrupt, or comes from a newer prefsd — in those cases the file is
     /// left untouched. With a `temporaryDirectory`, that folder is removed when the storage closes.
-    public init(path: String, durability: StoreConfiguration.Durability, temporaryDirectory: URL? = nil) throws {
+    package init(path: String, durability: StoreConfiguration.Durability, temporaryDirectory: URL? = nil) throws {
         self.path = path
         self.temporaryDirectory = temporaryDirectory
         try FileManager.default.createDirectory(
@@ -46,21 +47,21 @@ public final class SQLiteStorage: PrefsStorage {
         try pool.write { db in try DraftRecords.freeUnusedBlobs(db) }
     }
 
-    public var location: String { path }
+    package var location: String { path }
 
     /// This process owns the database.
-    public var hasOtherWriters: Bool { false }
+    package var hasOtherWriters: Bool { false }
 
-    public var commitsOnCallingThread: Bool { true }
+    package var commitsOnCallingThread: Bool { true }
 
     /// Uploads are staged in a folder beside the database: `<db>.uploads/`.
-    public var stagingFolder: URL { Self.stagingFolder(of: path) }
+    package var stagingFolder: URL { Self.stagingFolder(of: path) }
 
     private static func stagingFolder(of databasePath: String) -> URL {
         URL(fileURLWithPath: databasePath + ".uploads")
     }
 
-    public func loadSnapshot() throws -> StorageSnapshot {
+    package func loadSnapshot() throws -> StorageSnapshot {
         try pool.read { db in
             let bounds = try ChangeLogRecords.bounds(db)
             var builder = StorageSnapshot.Builder(keyCount: try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
@@ -69,40 +70,40 @@ public final class SQLiteStorage: PrefsStorage {
         }
     }
 
-    public func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
+    package func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
         // GRDB's writer runs the closure on the calling thread once the connection is free.
         try withoutActuallyEscaping(body) { body in
             try pool.writeWithoutTransaction { db in try body(SQLiteWriteConnection(db: db, storage: self)) }
         }
     }
 
-    public func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
+    package func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
         pool.asyncWriteWithoutTransaction { db in body(SQLiteWriteConnection(db: db, storage: self)) }
     }
 
-    public func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
+    package func observeCommitsElsewhere(_ wake: @escaping @Sendable (_ announced: Revision?) -> Void) {
         // This process owns the database: no one else commits.
     }
 
-    public func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
+    package func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
         try await pool.read { db in try ChangeLogRecords.page(db, after: revision, through: through, limit: limit) }
     }
 
-    public func newestRevision() async throws -> Revision {
+    package func newestRevision() async throws -> Revision {
         try await pool.read { db in try ChangeLogRecords.bounds(db).current }
     }
 
-    public func draft(_ id: UUID) async throws -> Draft? {
+    package func draft(_ id: UUID) async throws -> Draft? {
         try await pool.read { db in try DraftRecords.fetch(db, id: id) }
     }
 
-    public func drafts(account: String?, thread: String?) async throws -> [Draft] {
+    package func drafts(account: String?, thread: String?) async throws -> [Draft] {
         try await pool.read { db in try DraftRecords.fetchAll(db, account: account, thread: thread) }
     }
 
     /// Holds the blob, in a write so that no removal can slip between finding it and holding it:
     /// a removal committed before is seen (nil), one after finds the hold and leaves the bytes.
-    public func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
+    package func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
         let (pool, holds) = (pool, blobHolds)
         return try await pool.write { db -> SQLiteBlobReader? in
             guard let chunkCount = try DraftRecords.chunkCount(db, sha256: sha256) else { return nil }
@@ -118,7 +119,7 @@ public final class SQLiteStorage: PrefsStorage {
 
     /// Waits for queued writes, checkpoints the WAL into the database and releases it, so another
     /// store or daemon may open it.
-    public func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try? pool.close()

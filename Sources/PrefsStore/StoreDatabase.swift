@@ -1,5 +1,6 @@
 import Foundation
-import GRDB
+internal import GRDB
+import PrefsEngine
 import PrefsKit
 
 /// Opens the SQLite database a store owns: checks it, migrates it, configures it.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PrefsEngine
 import PrefsStore
 
 /// The baseline: single-row upsert transactions straight into SQLite (WAL) through GRDB, in

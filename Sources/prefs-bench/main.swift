@@ -3,6 +3,7 @@
 //
 //     prefs-bench [--prefsd PATH] [--prefsctl PATH] [--watchers N] [--quick] [--postgres SERVER-URL]
 #if canImport(Glibc)
+import PrefsEngine
 import Glibc
 #endif
 import Foundation

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import Testing

@@ -3,6 +3,7 @@ import ConfigurationTesting
 import Foundation
 import PrefsClient
 import PrefsConfiguration
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import TestHarness

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import PrefsClient
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import Testing

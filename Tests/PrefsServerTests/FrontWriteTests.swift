@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import Synchronization

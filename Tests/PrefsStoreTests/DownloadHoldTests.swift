@@ -1,4 +1,5 @@
 import Foundation
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import TestHarness

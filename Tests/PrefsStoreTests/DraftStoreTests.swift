@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import TestHarness

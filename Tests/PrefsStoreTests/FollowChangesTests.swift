@@ -1,3 +1,4 @@
+import PrefsEngine
 import PrefsStore
 import Synchronization
 import TestHarness

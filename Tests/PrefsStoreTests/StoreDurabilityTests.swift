@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PrefsEngine
 import PrefsKit
 @testable import PrefsStore
 import TestHarness
@@ -15,7 +16,8 @@ struct StoreDurabilityTests {
     func writerSynchronous(durability: StoreConfiguration.Durability, expected: Int) async throws {
         try await withStore(makeStore { $0.durability = durability }) { store in
             try await store.set("k", to: 1)
-            let synchronous = try await store.storage.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+            let storage = try #require(store.storage as? SQLiteStorage)
+            let synchronous = try await storage.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
             #expect(synchronous == expected)
         }
     }

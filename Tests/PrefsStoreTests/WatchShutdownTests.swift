@@ -1,3 +1,4 @@
+import PrefsEngine
 import PrefsKit
 import PrefsStore
 import TestHarness

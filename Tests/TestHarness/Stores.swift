@@ -1,8 +1,9 @@
+import PrefsEngine
 import PrefsStore
 
 /// Runs `body` with `store`, then closes the store with `closeWithoutBlocking()` — also when
 /// `body` throws, whose error is then rethrown.
-public func withStore<Storage: PrefsStorage, T>(
+public func withStore<Storage, T>(
     _ store: PrefsEngine<Storage>, isolation: isolated (any Actor)? = #isolation,
     _ body: (PrefsEngine<Storage>) async throws -> T
 ) async throws -> T {

@@ -19,9 +19,13 @@ import Synchronization
 /// ```
 ///
 /// `prefsd` is an engine behind an HTTP server.
-public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServing {
+///
+/// `Storage` names the kind of database (`SQLiteStorage`, `PostgresStorage`); the storage itself
+/// is the engine's alone, out of an application's reach, so that every write passes the engine's
+/// rules, cache, change log and watchers.
+public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// The database under the engine.
-    public let storage: Storage
+    package let storage: any PrefsStorage
     /// How the engine was set up.
     public let configuration: StoreConfiguration
 
@@ -47,7 +51,7 @@ public final class PrefsEngine<Storage: PrefsStorage>: PrefsService, EngineServi
     /// An engine over `storage`, loading what the engine keeps in memory from it.
     ///
     /// Throws ``PrefsError`` if an override breaks its key's name or schema.
-    package init(storage: Storage, configuration: StoreConfiguration) throws {
+    package init(storage: Storage, configuration: StoreConfiguration) throws where Storage: PrefsStorage {
         self.storage = storage
         self.configuration = configuration
         let snapshot = try storage.loadSnapshot()

@@ -15,8 +15,24 @@ public struct StoreConfiguration: Sendable {
 
     /// Sync policy; `.full` by default.
     public var durability: Durability = .full
-    /// Value size limit and `--strict`.
-    public var rules: PreferenceWriteRules = .standard
+    /// The checks every preference write passes: the knobs below, in the form the engine runs.
+    package var rules: PreferenceWriteRules = .standard
+    /// The largest value accepted, in bytes of canonical JSON (`--max-value-bytes`); 64 KiB by
+    /// default.
+    public var maximumValueBytes: Int {
+        get { rules.maximumValueBytes }
+        set { rules.maximumValueBytes = newValue }
+    }
+    /// Whether keys without a schema are refused (`--strict`); false by default.
+    public var strict: Bool {
+        get { rules.strict }
+        set { rules.strict = newValue }
+    }
+    /// The most operations one batch may hold (`--max-batch-operations`); 10 000 by default.
+    public var maximumBatchOperations: Int {
+        get { rules.maximumBatchOperations }
+        set { rules.maximumBatchOperations = newValue }
+    }
     /// Volatile overrides (`prefsd --override KEY=JSON`): they win over everything, are never stored.
     public var overrides: [String: JSONValue] = [:]
     /// How many changes the change log keeps at least (`--retain-changes`); it drops older ones

@@ -9,7 +9,7 @@ import PrefsKit
 /// `PrefsStore`'s `SQLiteStorage` keeps a SQLite file that one process owns;
 /// `PrefsPostgres`'s `PostgresStorage` shares a PostgreSQL database between any number of hosts.
 /// Applications do not call a storage: they use the engine (`EmbeddedStore`, `PostgresStore`).
-public protocol PrefsStorage: Sendable {
+package protocol PrefsStorage: Sendable {
     /// Where the data lives, as ``ServiceStatus/database`` shows it (a path, or a URL without its
     /// password).
     var location: String { get }
@@ -69,7 +69,7 @@ public protocol PrefsStorage: Sendable {
 }
 
 /// A blob's bytes being read, one chunk at a time.
-public protocol BlobReading: Sendable {
+package protocol BlobReading: Sendable {
     /// The next chunk, nil after the last.
     func next() async throws -> Data?
 

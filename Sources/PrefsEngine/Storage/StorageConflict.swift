@@ -1,11 +1,11 @@
 /// Thrown by a storage when a batch that ran alongside other writers read something one of them
 /// changed before it could commit: the engine runs the batch again, holding the others off.
-public struct StorageConflict: Error, Sendable {
+package struct StorageConflict: Error, Sendable {
     /// What conflicted, for the logs.
-    public var reason: String
+    package var reason: String
 
     /// A conflict, saying what.
-    public init(_ reason: String) {
+    package init(_ reason: String) {
         self.reason = reason
     }
 }

@@ -2,16 +2,16 @@ import PrefsKit
 
 /// What a storage holds that the engine keeps in memory: every key's state, and where the
 /// change log stands.
-public struct StorageSnapshot: Sendable {
+package struct StorageSnapshot: Sendable {
     /// Each key's values, locks and schema.
-    public var keys: [String: KeyState]
+    package var keys: [String: KeyState]
     /// The newest revision committed.
-    public var newestRevision: Revision
+    package var newestRevision: Revision
     /// The oldest revision the change log still holds.
-    public var oldestRevision: Revision
+    package var oldestRevision: Revision
 
     /// A snapshot of `keys` as of `newestRevision`, with the log starting at `oldestRevision`.
-    public init(keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision) {
+    package init(keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision) {
         self.keys = keys
         self.newestRevision = newestRevision
         self.oldestRevision = oldestRevision
@@ -21,20 +21,20 @@ public struct StorageSnapshot: Sendable {
 extension StorageSnapshot {
     /// Gathers a snapshot from a storage's rows: values (fastest in key order), then locks and
     /// schemas in any order.
-    public struct Builder {
+    package struct Builder {
         private var keys: [String: KeyState] = [:]
         /// The key whose values are being gathered, while values come in key order: they are
         /// stored once, rather than the key's state being looked up and copied for every row.
         private var gathering: (key: String, values: [ScopePath: StoredValue])?
 
         /// A builder expecting about `keyCount` keys.
-        public init(keyCount: Int = 0) {
+        package init(keyCount: Int = 0) {
             // At most one key per row: sized once, the dictionary is not rehashed as it grows.
             keys.reserveCapacity(keyCount)
         }
 
         /// Adds a stored value.
-        public mutating func addValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
+        package mutating func addValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
             let stored = StoredValue(value: value, revision: revision)
             if gathering?.key == key {
                 gathering!.values[scope] = stored
@@ -46,19 +46,19 @@ extension StorageSnapshot {
         }
 
         /// Adds a lock.
-        public mutating func addLock(key: String, scope: ScopePath, revision: Revision) {
+        package mutating func addLock(key: String, scope: ScopePath, revision: Revision) {
             flush()
             keys[key, default: KeyState()].locks[scope] = revision
         }
 
         /// Adds a schema.
-        public mutating func addSchema(key: String, schema: PreferenceSchema) {
+        package mutating func addSchema(key: String, schema: PreferenceSchema) {
             flush()
             keys[key, default: KeyState()].schema = schema
         }
 
         /// The snapshot of what was added, as of `newestRevision`, the log starting at `oldestRevision`.
-        public mutating func snapshot(newestRevision: Revision, oldestRevision: Revision) -> StorageSnapshot {
+        package mutating func snapshot(newestRevision: Revision, oldestRevision: Revision) -> StorageSnapshot {
             flush()
             return StorageSnapshot(keys: keys, newestRevision: newestRevision, oldestRevision: oldestRevision)
         }

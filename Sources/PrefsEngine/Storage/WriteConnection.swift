@@ -7,7 +7,7 @@ import PrefsKit
 /// change. The engine decides what to write; the connection only writes it.
 ///
 /// Every call runs synchronously on the thread the storage lent the connection on.
-public protocol WriteConnection {
+package protocol WriteConnection {
     // MARK: Transactions
 
     /// Begins a batch and returns the changes other writers committed after `revision` (the

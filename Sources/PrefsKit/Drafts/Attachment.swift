@@ -62,13 +62,13 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
 }
 
 /// Attachment file names: what a client sends is only a label, never a path.
-public enum Filename {
+package enum Filename {
     /// The longest name kept, in characters.
-    public static let maximumLength = 255
+    package static let maximumLength = 255
 
     /// The last path component, without control characters, `/`, `\`, or leading dots;
     /// `attachment` if nothing is left.
-    public static func sanitize(_ name: String) -> String {
+    package static func sanitize(_ name: String) -> String {
         let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var cleaned = String(
             lastComponent.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }.map(Character.init))

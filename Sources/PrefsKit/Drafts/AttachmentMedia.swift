@@ -17,18 +17,18 @@ import Foundation
 /// - A `kind` that contradicts the MIME type (`video` for `image/png`, `image` for `audio/mpeg`)
 ///   is refused; without a `kind`, the MIME type suggests one.
 /// - `width` and `height` come only from the bytes, and only when they are the stored type's format.
-public struct AttachmentMedia: Sendable, Hashable {
+package struct AttachmentMedia: Sendable, Hashable {
     /// The MIME type to store.
-    public var mimeType: String
+    package var mimeType: String
     /// The kind given, else the one the MIME type suggests.
-    public var kind: Attachment.Kind
+    package var kind: Attachment.Kind
     /// In pixels, when the bytes are an image of the stored type that says it.
-    public var width: Int?
+    package var width: Int?
     /// In pixels, when the bytes are an image of the stored type that says it.
-    public var height: Int?
+    package var height: Int?
 
     /// What an attachment is, given outright.
-    public init(mimeType: String, kind: Attachment.Kind, width: Int? = nil, height: Int? = nil) {
+    package init(mimeType: String, kind: Attachment.Kind, width: Int? = nil, height: Int? = nil) {
         self.mimeType = mimeType
         self.kind = kind
         self.width = width
@@ -37,7 +37,7 @@ public struct AttachmentMedia: Sendable, Hashable {
 
     /// Decides what `upload` is, given the header its bytes begin with (nil: no recognised image);
     /// throws `invalid_request` if the upload contradicts itself or its bytes.
-    public init(_ upload: AttachmentUpload, header: ImageHeader?) throws {
+    package init(_ upload: AttachmentUpload, header: ImageHeader?) throws {
         let declared = upload.mimeType?.lowercased()
         let mimeType = declared ?? header?.format.mimeType ?? Filename.mimeType(for: Filename.sanitize(upload.filename))
         let origin = declared != nil ? "its Content-Type" : header != nil ? "its bytes" : "its file name"

@@ -17,7 +17,7 @@ public struct ComposeRules: Sendable, Hashable {
     /// The key of ``requireAltText``.
     public static let requireAltTextKey = "compose.requireAltText"
     /// Every key validation depends on: a change to one may change a draft's validation.
-    public static let keys = [maxCharactersKey, maxAttachmentsKey, requireAltTextKey]
+    package static let keys = [maxCharactersKey, maxAttachmentsKey, requireAltTextKey]
 
     /// The defaults: 500 characters, 4 attachments, alt text optional.
     public static let defaults = ComposeRules(maxCharacters: 500, maxAttachments: 4, requireAltText: false)
@@ -31,7 +31,7 @@ public struct ComposeRules: Sendable, Hashable {
 
     /// The rules from effective preference values (`value(key)`); a missing or ill-typed value
     /// keeps the default.
-    public init(resolving value: (String) -> JSONValue?) {
+    package init(resolving value: (String) -> JSONValue?) {
         var rules = Self.defaults
         if case .integer(let number)? = value(Self.maxCharactersKey) { rules.maxCharacters = Int(number) }
         if case .integer(let number)? = value(Self.maxAttachmentsKey) { rules.maxAttachments = Int(number) }

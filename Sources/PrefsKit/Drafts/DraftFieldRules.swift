@@ -2,14 +2,14 @@ import Foundation
 
 /// The checks every draft write passes before anything is stored: what makes a request bad
 /// input (400), as opposed to a draft that is merely not publishable yet (``DraftValidation``).
-public enum DraftFieldRules {
+package enum DraftFieldRules {
     /// The longest text stored, in characters (far above any compose limit: a guard, not a rule).
-    public static let maximumTextLength = 100_000
+    package static let maximumTextLength = 100_000
     /// The most poll options stored.
-    public static let maximumPollOptions = 20
+    package static let maximumPollOptions = 20
 
     /// Throws `invalid_request` unless the fields are acceptable.
-    public static func check(
+    package static func check(
         account: String, thread: String?, position: Int?, language: String?, text: String, contentWarning: String?,
         poll: Draft.Poll?
     ) throws {

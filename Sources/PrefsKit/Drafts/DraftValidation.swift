@@ -17,7 +17,7 @@ public struct DraftValidation: Codable, Sendable, Hashable {
     }
 
     /// Validates `draft` (with its attachments) against `rules`.
-    public init(of draft: Draft, rules: ComposeRules) {
+    package init(of draft: Draft, rules: ComposeRules) {
         var problems: [ValidationProblem] = []
         func problem(_ code: String, _ field: String, _ message: String) {
             problems.append(ValidationProblem(code: code, field: field, message: message))

@@ -7,20 +7,20 @@ import Foundation
 /// `VP8 `, `VP8L` or `VP8X` chunk — all within the first 30 bytes. JPEG's is in its first
 /// `SOFn` segment, which may follow large metadata segments (Exif, ICC profiles); the scan stops
 /// at ``prefixLength`` bytes, so a size beyond that stays unknown.
-public struct ImageHeader: Sendable, Hashable {
+package struct ImageHeader: Sendable, Hashable {
     /// The image formats recognised by their signature.
-    public enum Format: String, Sendable, Hashable, CaseIterable {
+    package enum Format: String, Sendable, Hashable, CaseIterable {
         case png, gif, jpeg, webp
 
         /// Its name for people: PNG, GIF, JPEG, WebP.
-        public var name: String { self == .webp ? "WebP" : rawValue.uppercased() }
+        package var name: String { self == .webp ? "WebP" : rawValue.uppercased() }
 
         /// Its MIME type, as stored for an attachment.
-        public var mimeType: String { "image/\(rawValue)" }
+        package var mimeType: String { "image/\(rawValue)" }
 
         /// The format a MIME type names, including common aliases (`image/jpg`, `image/apng`);
         /// nil for other types, images prefsd does not recognise included.
-        public init?(mimeType: String) {
+        package init?(mimeType: String) {
             switch mimeType.lowercased() {
             case "image/png", "image/apng", "image/x-png", "image/vnd.mozilla.apng": self = .png
             case "image/gif": self = .gif
@@ -33,17 +33,17 @@ public struct ImageHeader: Sendable, Hashable {
 
     /// How many leading bytes the sniffing looks at, at most: room for JPEG's largest metadata
     /// segments (64 KiB each) before its size.
-    public static let prefixLength = 128 * 1024
+    package static let prefixLength = 128 * 1024
 
     /// The image format the bytes show.
-    public var format: Format
+    package var format: Format
     /// In pixels; nil when the bytes given do not hold it (or say 0).
-    public var width: Int?
+    package var width: Int?
     /// In pixels; nil when the bytes given do not hold it (or say 0).
-    public var height: Int?
+    package var height: Int?
 
     /// A header with its format and, when known, its size.
-    public init(format: Format, width: Int? = nil, height: Int? = nil) {
+    package init(format: Format, width: Int? = nil, height: Int? = nil) {
         self.format = format
         self.width = width
         self.height = height
@@ -51,7 +51,7 @@ public struct ImageHeader: Sendable, Hashable {
 
     /// The header of the image `bytes` begin with (only the first ``prefixLength`` are read);
     /// nil when they do not begin with a recognised image signature.
-    public init?(sniffing bytes: some Collection<UInt8>) {
+    package init?(sniffing bytes: some Collection<UInt8>) {
         let reader = ByteReader(Array(bytes.prefix(Self.prefixLength)))
         if reader.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) {
             // Signature, then the IHDR chunk: length (4), type (4), width and height (4 each, big-endian).

@@ -188,7 +188,7 @@ extension JSONValue: CustomStringConvertible {
 
 extension DecodingError {
     /// A one-line reason without Swift type names, fit for an API error message.
-    public var readableReason: String {
+    package var readableReason: String {
         switch self {
         case .keyNotFound(let key, let context):
             let path = Self.path(context)

@@ -2,9 +2,9 @@ import Foundation
 
 /// The JSON the API speaks, in one place for the server, the client and `prefsctl`: object keys
 /// sorted, slashes bare, dates as ISO 8601 with milliseconds (`2026-11-21T14:25:07.123Z`).
-public enum WireJSON {
+package enum WireJSON {
     /// An encoder for API bodies and events; `pretty` for people.
-    public static func encoder(pretty: Bool = false) -> JSONEncoder {
+    package static func encoder(pretty: Bool = false) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -17,7 +17,7 @@ public enum WireJSON {
     /// A `JSONDecoder` for API bodies and events; takes dates with or without fractions of a
     /// second. It reads every number into a `Double` or `Decimal` first: ``decode(_:from:)``
     /// keeps each exactly, and is what prefsd decodes with.
-    public static func decoder() -> JSONDecoder {
+    package static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
@@ -33,7 +33,7 @@ public enum WireJSON {
     /// it holds the number itself, and a Swift number is given only if its type holds it exactly.
     /// Throws ``PrefsError`` `invalid_json` for text that is not JSON, `invalid_value` for a
     /// number no type holds exactly, and a `DecodingError` for JSON of another shape.
-    public static func decode<T: Decodable>(_ type: T.Type, from data: some DataProtocol) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from data: some DataProtocol) throws -> T {
         try JSONValueDecoder.decode(type, from: try JSONValue(parsing: data))
     }
 

@@ -8,9 +8,9 @@
 ///
 /// Pure: it reads only the ``KeyState`` it is given, so the store can run it on its in-memory
 /// cache and tests can run it on hand-made states.
-public enum PreferenceResolver {
+package enum PreferenceResolver {
     /// The effective value of `key` at `scope`, with its source; with `explain`, the whole chain.
-    public static func resolve(
+    package static func resolve(
         key: String, at scope: ScopePath, state: KeyState?, override: JSONValue?, revision: Revision,
         explain: Bool = false
     ) -> ResolvedPreference {
@@ -23,7 +23,7 @@ public enum PreferenceResolver {
     }
 
     /// The effective value and its source, without building a ``ResolvedPreference``.
-    public static func effectiveValue(
+    package static func effectiveValue(
         at scope: ScopePath, state: KeyState, override: JSONValue?
     ) -> (value: JSONValue?, source: PreferenceSource) {
         if let override { return (override, .override) }

@@ -1,25 +1,25 @@
 /// The checks every preference write passes before anything is stored. Pure, so the store runs
 /// them inside its write transaction against its cache and tests run them directly.
-public struct PreferenceWriteRules: Sendable, Hashable {
+package struct PreferenceWriteRules: Sendable, Hashable {
     /// The largest value accepted, in bytes of canonical JSON (64 KiB by default).
-    public var maximumValueBytes: Int
+    package var maximumValueBytes: Int
     /// Whether keys without a schema are refused (`prefsd --strict`).
-    public var strict: Bool
+    package var strict: Bool
     /// The most operations one batch may hold (`prefsd --max-batch-operations`).
-    public var maximumBatchOperations: Int
+    package var maximumBatchOperations: Int
 
     /// The default limits: 64 KiB values, schemas optional.
-    public static let standard = PreferenceWriteRules()
+    package static let standard = PreferenceWriteRules()
 
     /// Rules with these limits.
-    public init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false, maximumBatchOperations: Int = 10_000) {
+    package init(maximumValueBytes: Int = 64 * 1024, strict: Bool = false, maximumBatchOperations: Int = 10_000) {
         self.maximumValueBytes = maximumValueBytes
         self.strict = strict
         self.maximumBatchOperations = maximumBatchOperations
     }
 
     /// Throws `too_large` for a batch of more operations than the limit.
-    public func checkBatch(_ batch: PreferenceBatch) throws {
+    package func checkBatch(_ batch: PreferenceBatch) throws {
         guard batch.operations.count <= maximumBatchOperations else {
             throw PrefsError(
                 .tooLarge,
@@ -30,7 +30,7 @@ public struct PreferenceWriteRules: Sendable, Hashable {
 
     /// Throws unless `value` may be set for `key` at `scope`, given what is stored for the key.
     /// Locks at `permittedLocks` do not count (a dump being loaded carries them itself).
-    public func checkSet(
+    package func checkSet(
         key: KeyName, value: JSONValue, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []
     ) throws {
         try checkValue(value, for: key.rawValue, schema: state?.schema)
@@ -38,7 +38,7 @@ public struct PreferenceWriteRules: Sendable, Hashable {
     }
 
     /// Throws unless `value` is an acceptable value for `key` under `schema` (size, schema, strict).
-    public func checkValue(_ value: JSONValue, for key: String, schema: PreferenceSchema?) throws {
+    package func checkValue(_ value: JSONValue, for key: String, schema: PreferenceSchema?) throws {
         if case .null = value {
             throw PrefsError(.invalidValue, "null is not a value for '\(key)'; to remove a value, reset it.")
         }
@@ -64,14 +64,14 @@ public struct PreferenceWriteRules: Sendable, Hashable {
 
     /// Throws unless `key`'s value at `scope` may be reset. Locks at `permittedLocks` do not
     /// count (a dump being loaded in place of the subtree carries them itself).
-    public func checkReset(key: KeyName, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []) throws {
+    package func checkReset(key: KeyName, scope: ScopePath, state: KeyState?, permittedLocks: Set<ScopePath> = []) throws {
         try checkNotBelowLock(key: key.rawValue, scope: scope, state: state, doing: "reset", permitted: permittedLocks)
     }
 
     /// Throws `locked` when a lock above `scope` (strictly above) governs `key`: values can be
     /// changed at the lock's own scope, never below it. The error carries the lock, and its
     /// message names no client's command: each client adds its own way of removing the lock.
-    public func checkNotBelowLock(
+    package func checkNotBelowLock(
         key: String, scope: ScopePath, state: KeyState?, doing verb: String, permitted: Set<ScopePath> = []
     ) throws {
         guard let state, let lockScope = state.governingLock(at: scope), lockScope != scope,

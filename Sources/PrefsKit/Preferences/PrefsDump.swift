@@ -48,7 +48,7 @@ public struct PrefsDump: Codable, Sendable, Hashable {
     }
 
     /// Builds the dump of `subtree` from per-key states.
-    public init(subtree: ScopePath, keys: some Sequence<(key: String, state: KeyState)>) {
+    package init(subtree: ScopePath, keys: some Sequence<(key: String, state: KeyState)>) {
         var schemas: [String: PreferenceSchema] = [:]
         var values: [Value] = []
         var locks: [Lock] = []

@@ -2,9 +2,9 @@ import Foundation
 
 /// A schema file: a JSON object of key → ``PreferenceSchema`` (`prefsd --schema FILE`,
 /// `prefsctl schema load FILE`).
-public enum SchemaFile {
+package enum SchemaFile {
     /// Decodes schemas from a file's bytes, checking every key and definition.
-    public static func decode(_ data: Data, source: String) throws -> [String: PreferenceSchema] {
+    package static func decode(_ data: Data, source: String) throws -> [String: PreferenceSchema] {
         let schemas: [String: PreferenceSchema]
         do {
             schemas = try WireJSON.decode([String: PreferenceSchema].self, from: data)
@@ -24,7 +24,7 @@ public enum SchemaFile {
 extension JSONValue {
     /// A value typed on a command line: JSON when it parses as JSON, else the text as a string
     /// (so `prefsctl set k hello` stores `"hello"` and `prefsctl set k 14` stores `14`).
-    public init(commandLine text: String) {
+    package init(commandLine text: String) {
         self = (try? JSONValue(parsing: text)) ?? .string(text)
     }
 }

@@ -15,7 +15,7 @@ public struct ScopedPreference: Codable, Sendable, Hashable {
     public var locked: Bool
 
     /// `key` at `scope` as `state` holds it (nil: nothing stored for the key).
-    public init(key: String, scope: ScopePath, state: KeyState?) {
+    package init(key: String, scope: ScopePath, state: KeyState?) {
         self.key = key
         self.scope = scope
         revision = state?.revision(at: scope) ?? 0

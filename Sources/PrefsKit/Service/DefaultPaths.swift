@@ -3,18 +3,18 @@
 ///
 /// Computed from an environment dictionary (pass `ProcessInfo.processInfo.environment`), so the
 /// rules are testable without touching the real environment.
-public struct DefaultPaths: Sendable, Hashable {
+package struct DefaultPaths: Sendable, Hashable {
     /// The database file.
-    public var database: String
+    package var database: String
     /// The Unix socket the daemon listens on and clients connect to.
-    public var socket: String
+    package var socket: String
 
     /// The paths for `environment` and the user `uid`.
     ///
     /// Without `XDG_STATE_HOME`: `$HOME/.local/state`. Without `XDG_RUNTIME_DIR`: `/tmp/prefsd-UID`
     /// (a directory only that user owns, created 0700 by the daemon). `PREFSD_SOCKET` and
     /// `PREFSD_DB` override both.
-    public init(environment: [String: String], uid: UInt32) {
+    package init(environment: [String: String], uid: UInt32) {
         let home = environment["HOME"] ?? "/tmp"
         let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/state"
         database = environment["PREFSD_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? stateHome + "/prefsd/prefs.sqlite"

@@ -49,7 +49,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case `internal` = "internal"
 
         /// The HTTP status the daemon answers with.
-        public var httpStatus: Int {
+        package var httpStatus: Int {
             switch self {
             case .invalidRequest, .invalidJSON, .invalidKey, .invalidScope, .invalidValue, .invalidSchema,
                 .unknownKey:
@@ -73,7 +73,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The exit status `prefsctl` ends with (README's table: 1 failed, 3 not found, 4 conflict,
         /// 5 outcome unknown, 69 the daemon unreachable or gone). Bad keys and scopes on the
         /// command line are usage errors (2), which prefsctl finds before it asks the daemon.
-        public var exitCode: Int32 {
+        package var exitCode: Int32 {
             switch self {
             case .notFound: 3
             case .locked, .conflict, .staleRevision, .requestInProgress: 4
@@ -84,7 +84,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The code a bare HTTP status stands for, when an answer carries no error body.
-        public init(httpStatus: Int) {
+        package init(httpStatus: Int) {
             switch httpStatus {
             case 401: self = .unauthorized
             case 403: self = .forbidden
@@ -142,7 +142,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 
     /// The error for resuming a watch from a revision the change log no longer holds.
-    public static func compacted(since: Revision, oldest: Revision) -> PrefsError {
+    package static func compacted(since: Revision, oldest: Revision) -> PrefsError {
         PrefsError(
             .compacted,
             "Changes before revision \(oldest) have been compacted; a watch cannot resume from revision \(since). "
@@ -153,7 +153,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error for resuming a watch from a revision the store has not reached: one from another
     /// database (or from this one before it was restored from an older copy), whose changes
     /// would never come.
-    public static func ahead(since: Revision, newest: Revision) -> PrefsError {
+    package static func ahead(since: Revision, newest: Revision) -> PrefsError {
         PrefsError(
             .invalidRequest,
             "Revision \(since) is ahead of the store, whose newest revision is \(newest); it comes from another "
@@ -163,7 +163,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error of a conditional preference write whose key is no longer at `expected` at the
     /// scope: `current` is the key there as it is now.
-    public static func staleRevision(expected: Revision, current: ScopedPreference) -> PrefsError {
+    package static func staleRevision(expected: Revision, current: ScopedPreference) -> PrefsError {
         PrefsError(
             .staleRevision,
             "'\(current.key)' is at revision \(current.revision) at \(current.scope.path), not \(expected); nothing was "
@@ -173,7 +173,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The error for a request that asked for a revision this host has not taken in within the
     /// wait allowed.
-    public static func behind(revision: Revision, applied: Revision) -> PrefsError {
+    package static func behind(revision: Revision, applied: Revision) -> PrefsError {
         PrefsError(
             .behind,
             "This host has revision \(applied), not yet \(revision); it is on its way from the database. "

@@ -39,7 +39,7 @@ public struct PrefsHTTPServer: Sendable {
     ///
     /// Requests are counted with `metrics`, and `GET /v1/metrics` answers what its registry
     /// holds: give the engine the same factory (``PrefsMetrics``) for one scrape to show both.
-    public init<Storage: PrefsStorage>(
+    package init<Storage: PrefsStorage>(
         engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
         limits: ServerLimits = ServerLimits(), metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
         logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
