@@ -220,7 +220,7 @@ let package = Package(
         // child processes, blocking reads, closing stores.
         .target(
             name: "TestHarness",
-            dependencies: ["PrefsStore", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["PrefsKit", "PrefsStore", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),

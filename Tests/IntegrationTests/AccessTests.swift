@@ -43,9 +43,9 @@ import Testing
             let socket = runtime.appending(path: "prefsd/prefsd.sock").path
             let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket))
             var status: ServiceStatus?
-            for _ in 0..<200 where status == nil {
+            try await waitUntil("the daemon answers on its default socket") {
                 status = try? await client.status()
-                if status == nil { try await Task.sleep(for: .milliseconds(50)) }
+                return status != nil
             }
             #expect(status?.database == root.appending(path: "state/prefsd/prefs.sqlite").path)
             let socketFolder = try FileManager.default.attributesOfItem(atPath: runtime.appending(path: "prefsd").path)

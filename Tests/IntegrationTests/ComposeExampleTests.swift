@@ -52,9 +52,8 @@ import Testing
         example.standardOutput = try FileHandle(forWritingTo: output)
         try await example.start()
         // Interrupted while it waits, with drafts, an attachment and a value made.
-        for _ in 0..<1000 {
-            if (try? String(contentsOf: output, encoding: .utf8))?.contains("— after attaching a picture") == true { break }
-            try await Task.sleep(for: .milliseconds(10))
+        try await waitUntil("the example has attached a picture") {
+            (try? String(contentsOf: output, encoding: .utf8))?.contains("— after attaching a picture") == true
         }
         #expect(try await client.resolve(ComposeRules.requireAltTextKey, scope: "/accounts").source == .override)
         #expect(await example.stop(signal: SIGINT) == 1)

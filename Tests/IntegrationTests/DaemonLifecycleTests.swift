@@ -51,7 +51,7 @@ import Testing
         let status = try await client.status()
         #expect(status.revision == 68)
         #expect(status.oldestRevision == 4)
-        let kept = try await WatchTests.collect(client.watch(WatchRequest(keys: ["c.key"], since: 3)), count: 65)
+        let kept = try await collect(client.watch(WatchRequest(keys: ["c.key"], since: 3)), count: 65)
         #expect(kept.map(\.revision) == Array(4...68))
         #expect(try await daemon.raw("GET", "/v1/watch?key=c.key&since=2").code == "compacted")
         #expect(try await client.set("c.key", to: 69).revision == 69)

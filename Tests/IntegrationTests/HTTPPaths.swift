@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import PrefsKit
+import TestHarness
 import Testing
 
 /// The ways a request reaches what answers it in a daemon, each of which must keep the API's
@@ -35,13 +36,7 @@ final class ListeningDaemon {
         port = TCPListenerTests.freePort()
         daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
         // The TCP listener may start a moment after the socket.
-        for _ in 0..<200 {
-            if let socket = try? RawSocket(tcpPort: port) {
-                _ = socket
-                return
-            }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        try await waitUntil("the TCP listener accepts") { (try? RawSocket(tcpPort: port)) != nil }
     }
 
     /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/router``,

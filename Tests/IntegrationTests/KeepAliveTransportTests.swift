@@ -45,12 +45,8 @@ import Testing
         }
         #expect(try await client.list(scope: .root, prefix: "burst.").count == 200)
         // At most 32 were open at once, and 8 are kept: the daemon sees the rest close.
-        var open = try daemon.openSockets().count - before
-        for _ in 0..<200 where open > 8 {
-            try await Task.sleep(for: .milliseconds(10))
-            open = try daemon.openSockets().count - before
-        }
-        #expect(open <= 8)
+        try await waitUntil("at most 8 connections open") { try daemon.openSockets().count - before <= 8 }
+        #expect(try daemon.openSockets().count - before <= 8)
     }
 
     @Test func requestsToASilentDaemonHoldNoThreadAndEndWhenCancelled() async throws {
@@ -81,21 +77,10 @@ import Testing
         let watching = Task {
             for try await _ in client.watch(WatchRequest(keys: ["quiet.key"])) {}
         }
-        try await Self.waitUntil { try await client.status().counts.watchers == 1 }
+        try await waitUntil("one watcher") { try await client.status().counts.watchers == 1 }
         watching.cancel()
-        try await Self.waitUntil { try await client.status().counts.watchers == 0 }
+        try await waitUntil("no watchers") { try await client.status().counts.watchers == 0 }
         #expect(try await client.status().counts.watchers == 0)
-    }
-
-    /// Waits (up to 10 s) until `condition` holds; records an issue if it never does.
-    private static func waitUntil(
-        _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws {
-        for _ in 0..<1000 {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("The condition did not hold within 10 s.", sourceLocation: sourceLocation)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import TestHarness
 import Testing
 
 /// Every bound the daemon keeps is configurable, and a request past one gets a clear 4xx and
@@ -13,12 +14,7 @@ import Testing
             socket.send("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n")
             return socket
         }
-        var watchers = 0
-        for _ in 0..<200 where watchers < 2 {
-            try await Task.sleep(for: .milliseconds(10))
-            watchers = try await daemon.client.status().counts.watchers
-        }
-        #expect(watchers == 2)
+        try await waitUntil("two watchers") { try await daemon.client.status().counts.watchers == 2 }
         let third = try await daemon.raw("GET", "/v1/watch?key=a.b")
         #expect(third.status == 429)
         #expect(third.code == "limit_reached")

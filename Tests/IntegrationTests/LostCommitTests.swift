@@ -58,10 +58,17 @@ struct LostCommitTests {
             try input.write(contentsOf: Data("arm\n".utf8))
         }
 
-        /// Waits for the proxy to say it cut a commit's answer.
+        /// Waits for the proxy to say it cut a commit's answer — a minute at most: a request
+        /// answered without committing leaves nothing to cut, and the proxy is then stopped, which
+        /// ends the read (a liveness bound, not a timing).
         func waitForCut() async throws {
+            let stop = Task { [process] in
+                try await Task.sleep(for: .seconds(60))
+                process.terminate()
+            }
+            defer { stop.cancel() }
             let line = try await Self.line(from: output)
-            #expect(line == "cut")
+            #expect(line == "cut", "the proxy cut no commit's answer")
         }
 
         private static func line(from handle: FileHandle) async throws -> String {
@@ -73,16 +80,6 @@ struct LostCommitTests {
                 return String(decoding: line, as: UTF8.self)
             }
         }
-    }
-
-    /// Collects `events` (notices skipped) until one at `revision` or later.
-    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, through revision: Revision) async throws -> [Revision] {
-        var revisions: [Revision] = []
-        for try await event in events where !event.kind.isNotice {
-            revisions.append(event.revision)
-            if event.revision >= revision { break }
-        }
-        return revisions
     }
 
     @Test func everyWriteKindGetsItsRealOutcomeOnce() async throws {
@@ -143,7 +140,7 @@ struct LostCommitTests {
                 // The preference watchers' last change is the schema's, the drafts' the attachment's.
                 var seen: [[Revision]] = []
                 for (watcher, last) in zip(watchers, [schema.revision, schema.revision, newest, newest]) {
-                    seen.append(try await Self.collect(watcher, through: last))
+                    seen.append(try await collect(watcher, through: last).map(\.revision))
                 }
                 let preferences = seen[0], drafts = seen[2]
                 #expect(seen[1] == preferences, "both hosts' watchers saw the same preference changes")
@@ -190,7 +187,7 @@ struct LostCommitTests {
                 try await b.client.waitForRevision(newest)
                 #expect(try await b.client.drafts(account: "zoe", thread: nil).count == 1)
                 #expect(try await b.client.resolve("cut.a", scope: "/").value == 1)
-                let seen = try await Self.collect(watcher, through: newest)
+                let seen = try await collect(watcher, through: newest).map(\.revision)
                 #expect(seen == [start.revision + 1, newest], "each preference change once")
                 #expect(newest == start.revision + 3, "three changes, none twice")
             } cleanup: {

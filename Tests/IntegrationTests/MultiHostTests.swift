@@ -45,18 +45,6 @@ struct MultiHostTests {
         return acknowledged
     }
 
-    /// Reads `events` up to the change at `revision` (or later), skipping notices.
-    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, through revision: Revision) async throws
-        -> [ChangeEvent]
-    {
-        var collected: [ChangeEvent] = []
-        for try await event in events where !event.kind.isNotice {
-            collected.append(event)
-            if event.revision >= revision { break }
-        }
-        return collected
-    }
-
     /// What a scoped watch of `multi.k0` at ``watchedScope`` must see of `writes` (all the
     /// writes, in revision order): each change of the effective value there.
     static func expectedScoped(_ writes: [Acknowledged]) -> [String] {
@@ -96,15 +84,15 @@ struct MultiHostTests {
         /// Checks each watch saw exactly what `writes` (every write, in revision order) says.
         func check(against writes: [Acknowledged], host: Int) async throws {
             let last = writes.last!.revision
-            let all = try await MultiHostTests.collect(prefix, through: last)
+            let all = try await collect(prefix, through: last)
             #expect(all.map(\.revision) == writes.map(\.revision), "prefix watch on host \(host)")
             #expect(all.map { $0.value?.stringValue } == writes.map(\.value), "prefix watch on host \(host)")
             let k0 = writes.filter { $0.key == "multi.k0" }
-            let keyed = try await MultiHostTests.collect(key, through: k0.last!.revision)
+            let keyed = try await collect(key, through: k0.last!.revision)
             #expect(keyed.map(\.revision) == k0.map(\.revision), "key watch on host \(host)")
             let expected = MultiHostTests.expectedScoped(writes)
             let scopedRevision = Revision(expected.last!.split(separator: " ")[0])!
-            let seen = try await MultiHostTests.collect(scoped, through: scopedRevision)
+            let seen = try await collect(scoped, through: scopedRevision)
             #expect(seen.map { "\($0.revision) \($0.value?.stringValue ?? "-")" } == expected, "scoped watch on host \(host)")
         }
     }
@@ -197,9 +185,9 @@ struct MultiHostTests {
         try await withPostgresDatabase { database in
             let hosts = try await Self.hosts(2, on: database.url)
             let first = try await Self.write(30, through: hosts[0].client, label: "before")
-            let seenOnA = try await Self.collect(hosts[0].client.watch(WatchRequest(prefixes: ["multi."], since: 0)), through: 20)
+            let seenOnA = try await collect(hosts[0].client.watch(WatchRequest(prefixes: ["multi."], since: 0)), through: 20)
             let more = try await Self.write(30, through: hosts[0].client, label: "after")
-            let seenOnB = try await Self.collect(
+            let seenOnB = try await collect(
                 hosts[1].client.watch(WatchRequest(prefixes: ["multi."], since: seenOnA.last!.revision)), through: more.last!.revision)
             #expect((seenOnA + seenOnB).map(\.revision) == (first + more).map(\.revision))
         }
@@ -270,7 +258,7 @@ struct MultiHostTests {
                 let raw = try await host.raw("GET", "/v1/watch?since=1")
                 #expect(raw.status == 410 && raw.code == "compacted", "\(raw)")
             }
-            let seen = try await Self.collect(
+            let seen = try await collect(
                 hosts[1].client.watch(WatchRequest(prefixes: ["multi."], since: oldest - 1)), through: 300)
             #expect(seen.map(\.revision) == Array(oldest...300))
         }
@@ -392,7 +380,9 @@ struct MultiHostTests {
             let doomed = hosts[0].client
             let writing = Task { try await Self.write(400, through: doomed, label: "doomed", stopAtFailure: true) }
             // Killed midway: once the other host has seen 20 of its writes.
-            while try await hosts[1].client.status().revision < 20 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the other host has seen 20 writes", interval: .milliseconds(5)) {
+                try await hosts[1].client.status().revision >= 20
+            }
             await hosts[0].kill()
             let acknowledged = try await writing.value
             #expect(!acknowledged.isEmpty)

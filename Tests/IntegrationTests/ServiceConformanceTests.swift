@@ -56,22 +56,10 @@ import Testing
         }
         transcript.dump = try await service.dump(scope: .root)
         let last = try await service.status().revision
-        transcript.rawEvents = try await Self.collect(service.watch(WatchRequest(prefixes: ["ui."], since: 0)), upTo: last)
-        transcript.scopedEvents = try await Self.collect(
-            service.watch(WatchRequest(keys: ["ui.size"], scope: "/accounts/alice/threads/9", since: 0)), upTo: last)
+        transcript.rawEvents = try await collect(service.watch(WatchRequest(prefixes: ["ui."], since: 0)), through: last)
+        transcript.scopedEvents = try await collect(
+            service.watch(WatchRequest(keys: ["ui.size"], scope: "/accounts/alice/threads/9", since: 0)), through: last)
         return transcript
-    }
-
-    /// Change events up to revision `last` (the watch then stays live: stop reading there).
-    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, upTo last: Revision) async throws -> [ChangeEvent] {
-        var collected: [ChangeEvent] = []
-        var iterator = events.makeAsyncIterator()
-        while let event = try await iterator.next() {
-            if event.kind.isNotice { continue }
-            collected.append(event)
-            if event.revision >= last { break }
-        }
-        return collected
     }
 
     @Test func embeddedStoreAndDaemonClientAgreeExactly() async throws {

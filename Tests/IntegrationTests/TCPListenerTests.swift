@@ -44,10 +44,9 @@ import Testing
         let daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
         try await daemon.client.set("secret.key", to: "v")
         var answer = ""
-        for _ in 0..<100 {  // the TCP listener may start a moment after the socket
+        try await waitUntil("the TCP listener answers") {  // it may start a moment after the socket
             answer = (try? await Self.request(port, "/v1/prefs/secret.key", authorization: "Bearer s3cret-t0ken")) ?? ""
-            if !answer.isEmpty { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return !answer.isEmpty
         }
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.contains(#""value":"v""#))

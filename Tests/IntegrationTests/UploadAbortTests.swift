@@ -20,7 +20,7 @@ import Testing
             socket.send(
                 "POST /v1/drafts/\(draft.id.uuidString)/attachments?filename=big.bin HTTP/1.1\r\nHost: prefsd\r\n"
                     + "Content-Length: 10000000\r\n\r\n" + String(repeating: "a", count: 300_000))
-            try await waitFor { !staged.isEmpty }
+            try await waitUntil("the upload is staged") { !staged.isEmpty }
         }
 
         /// The files in the staging folder.
@@ -28,11 +28,6 @@ import Testing
 
         /// Closes the connection, the upload unfinished.
         func hangUp() { socket = nil }
-
-        /// Waits up to 10 s for `condition`.
-        func waitFor(_ condition: () -> Bool) async throws {
-            for _ in 0..<400 where !condition() { try await Task.sleep(for: .milliseconds(25)) }
-        }
     }
 
     @Test func aClientThatHangsUpMidUploadLeavesNothingBehind() async throws {
@@ -42,7 +37,7 @@ import Testing
         let upload = try await HalfSentUpload(to: draft, on: daemon)
         #expect(upload.staged.count == 1)
         upload.hangUp()  // 9.7 MB short
-        try await upload.waitFor { upload.staged.isEmpty }
+        try await waitUntil("the staged upload is removed") { upload.staged.isEmpty }
         var patch = DraftPatch()
         patch.text = .set("after")
         _ = try await client.updateDraft(draft.id, patch, ifRevision: nil)

@@ -50,16 +50,12 @@ import Testing
         #expect(try await daemon.raw("GET", "/v1/prefs/a.b").status == 200)
     }
 
-    /// Polls the daemon's status until it reports `count` watchers (10 s at most: a liveness
+    /// Polls the daemon's status until it reports `count` watchers (a minute at most: a liveness
     /// bound, far above the milliseconds it takes, not a timing).
     static func waitForWatchers(_ count: Int, on daemon: Daemon) async throws {
-        var reported = -1
-        for _ in 0..<200 {
+        try await waitUntil("the daemon reports \(count) watchers") {
             let status = try await daemon.raw("GET", "/v1/status")
-            reported = try JSONDecoder().decode(ServiceStatus.self, from: Data(status.body.utf8)).counts.watchers
-            if reported == count { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return try JSONDecoder().decode(ServiceStatus.self, from: Data(status.body.utf8)).counts.watchers == count
         }
-        Issue.record("the daemon reports \(reported) watchers, not \(count)")
     }
 }

@@ -6,20 +6,10 @@ import Testing
 
 /// Watches over the real daemon: precise, ordered, resumable, and never silently lossy.
 @Suite struct WatchTests {
-    /// Collects `count` change events (notices skipped) from a watch.
-    static func collect(_ events: AsyncThrowingStream<ChangeEvent, any Error>, count: Int) async throws -> [ChangeEvent] {
-        var collected: [ChangeEvent] = []
-        for try await event in events where !event.kind.isNotice {
-            collected.append(event)
-            if collected.count == count { break }
-        }
-        return collected
-    }
-
     @Test func aKeyWatcherSeesEveryChangeOfItsKeyInOrderAndNothingElse() async throws {
         let daemon = try await Daemon()
         let client = daemon.client
-        let watcher = Task { try await Self.collect(client.watch(WatchRequest(keys: ["a.key"], since: 0)), count: 50) }
+        let watcher = Task { try await collect(client.watch(WatchRequest(keys: ["a.key"], since: 0)), count: 50) }
         for index in 0..<50 {
             try await client.set("a.key", to: .integer(Int64(index)))
             try await client.set("b.key", to: .integer(Int64(index)))
@@ -46,7 +36,7 @@ import Testing
         try await client.lock("ui.theme", scope: "/")  // pins / blue: same value, no event
         try await client.unlock("ui.theme", scope: "/")
         try await client.reset("ui.theme", scope: "/", recursive: false)  // 4: default light
-        let events = try await Self.collect(
+        let events = try await collect(
             client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice/threads/1", since: start)), count: 3)
         #expect(events.map(\.value) == ["dark", "blue", "light"])
         #expect(events.map(\.source) == [.scope("/accounts/alice"), .scope("/"), .default])
@@ -56,7 +46,7 @@ import Testing
         // before the writes (read inside the task, a slow start could put it after them all).
         let now = try await client.status().revision
         let live = Task {
-            try await Self.collect(client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice", since: now)), count: 1)
+            try await collect(client.watch(WatchRequest(keys: ["ui.theme"], scope: "/accounts/alice", since: now)), count: 1)
         }
         try await client.set("ui.theme", to: "red", scope: "/accounts/bob")
         try await client.set("ui.theme", to: "green", scope: "/accounts/alice/deeper")
@@ -72,11 +62,11 @@ import Testing
         let writers = 8
 
         // A watcher that reads everything in one go.
-        let complete = Task { try await Self.collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: total) }
+        let complete = Task { try await collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: total) }
         // One that stops after 3 000 events and resumes from the last revision it saw.
         let resuming = Task { () -> [ChangeEvent] in
-            var first = try await Self.collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: 3000)
-            let rest = try await Self.collect(
+            var first = try await collect(client.watch(WatchRequest(prefixes: ["w."], since: 0)), count: 3000)
+            let rest = try await collect(
                 client.watch(WatchRequest(prefixes: ["w."], since: first.last!.revision)), count: total - 3000)
             first += rest
             return first
@@ -110,10 +100,10 @@ import Testing
         await daemon.expectCleanStop()
         try await daemon.start()
         let restarted = daemon.client
-        let afterRestart = try await Self.collect(
+        let afterRestart = try await collect(
             restarted.watch(WatchRequest(prefixes: ["w."], since: 6000)), count: total - 6000)
         #expect(afterRestart.map(\.revision) == (6001...Int64(total)).map { $0 })
-        let later = Task { try await Self.collect(restarted.watch(WatchRequest(prefixes: ["w."], since: Int64(total))), count: 1) }
+        let later = Task { try await collect(restarted.watch(WatchRequest(prefixes: ["w."], since: Int64(total))), count: 1) }
         try await restarted.set("w.after", to: 1)
         #expect(try await later.value.map(\.revision) == [Int64(total + 1)])
     }
@@ -130,14 +120,14 @@ import Testing
         #expect(body.error.oldestRevision == 21)
 
         do {
-            _ = try await Self.collect(client.watch(WatchRequest(keys: ["c.key"], since: 5)), count: 1)
+            _ = try await collect(client.watch(WatchRequest(keys: ["c.key"], since: 5)), count: 1)
             Issue.record("a compacted resume must fail")
         } catch let error as PrefsError {
             #expect(error.code == .compacted)
             #expect(error.oldestRevision == 21)
         }
         // From the oldest kept revision's predecessor, everything is there.
-        let kept = try await Self.collect(client.watch(WatchRequest(keys: ["c.key"], since: 20)), count: 10)
+        let kept = try await collect(client.watch(WatchRequest(keys: ["c.key"], since: 20)), count: 10)
         #expect(kept.map(\.revision) == Array(21...30))
 
         let cli = try await daemon.prefsctl("watch", "c.key", "--since", "3", "--count", "1")
@@ -183,7 +173,7 @@ import Testing
         #expect(last.id == delivered?.id)
         // Resuming from it gets the rest.
         let resumeFrom = try #require(last.id)
-        let rest = try await Self.collect(
+        let rest = try await collect(
             client.watch(WatchRequest(prefixes: ["s."], since: resumeFrom)), count: Int(10_000 - resumeFrom))
         #expect(rest.last?.revision == 10_000)
     }

@@ -4,6 +4,7 @@ import PrefsClient
 import PrefsEngine
 import PrefsKit
 import PrefsStore
+import TestHarness
 import Testing
 
 /// Wrappers over a daemon outlive it: they say following is interrupted while it is away, and
@@ -33,12 +34,9 @@ import Testing
             #expect(await modes.changes(atLeast: 1) == 1)
             #expect(model.mode == .expanded)
             #expect(model.$mode.source == .scope("/accounts"))
-            var text = observed.wrappedValue?.draft.text
-            for _ in 0..<400 where text != "after" {
-                try await Task.sleep(for: .milliseconds(25))
-                text = observed.wrappedValue?.draft.text
+            try await waitUntil("the draft wrapper has the text written while it was away") {
+                observed.wrappedValue?.draft.text == "after"
             }
-            #expect(text == "after")
             #expect(observed.projectedValue.error == nil)
         }
     }

@@ -55,13 +55,11 @@ final class ChangeCounter: Sendable {
     /// The callbacks so far.
     var changes: Int { count.withLock { $0 } }
 
-    /// The callbacks once at least `expected` have come — or after 10 s, so a missing one fails
+    /// The callbacks once at least `expected` have come — or after a minute, so a missing one fails
     /// the expectation that follows instead of hanging the run. Extra callbacks from earlier
     /// changes cannot arrive later: changes are delivered in order.
     func changes(atLeast expected: Int) async -> Int {
-        for _ in 0..<10_000 where changes < expected {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        try? await waitUntil("\(expected) changes", interval: .milliseconds(1)) { changes >= expected }
         return changes
     }
 
@@ -197,13 +195,14 @@ enum Backend: String, CaseIterable, Sendable {
                     #expect(narrowed == .collapsed)
                     try await service.set(\.statusMode, .collapsed, scope: "/accounts/alice")
                     try await service.set(\.statusMode, .expanded, scope: "/accounts/alice")
-                    try await Task.sleep(for: .milliseconds(100))
+                    // A third write, to another key, as a barrier: the context's mirror takes in
+                    // changes one at a time, telling every wrapper of one before it takes in the
+                    // next, so once it has this one the model has been told of both above.
+                    try await service.set(\.fontSize, 31, scope: "/accounts/alice")
+                    try await waitUntil("the context has the barrier write") { try PrefsContext.required[\.fontSize] == 31 }
                     #expect(model.mode == .collapsed && counter.changes == 0)
                 }
-                // The scope's own value, once the (asynchronous, over a daemon) watch has it.
-                for _ in 0..<500 where try PrefsContext.required[\.statusMode] != .expanded {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                // The scope's own value, which the context's watch has taken in already.
                 #expect(try PrefsContext.required[\.statusMode] == .expanded)
             }
         }

@@ -220,15 +220,11 @@ import Testing
             #expect(answer.body.count == bytes.count, "\(removal)")
             #expect(answer.body == bytes, "\(removal)")
             // Once the download has ended, the bytes no attachment uses are freed.
-            var blobs = ""
-            for _ in 0..<200 {
-                blobs = try await CommandResult.runTool(
+            try await waitUntil("the bytes are freed (\(removal))") {
+                try await CommandResult.runTool(
                     "/usr/bin/sqlite3", [daemon.daemon.databasePath, "SELECT count(*) FROM blob"]
-                ).output
-                if blobs == "0" { break }
-                try await Task.sleep(for: .milliseconds(25))
+                ).output == "0"
             }
-            #expect(blobs == "0", "\(removal)")
         }
     }
 }

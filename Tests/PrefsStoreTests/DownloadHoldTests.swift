@@ -70,12 +70,7 @@ struct DownloadHoldTests {
             #expect(try await Self.blobCount(store) == "1")
             download = nil
             chunks = nil
-            var count = "1"
-            for _ in 0..<400 where count != "0" {
-                try await Task.sleep(for: .milliseconds(10))
-                count = try await Self.blobCount(store)
-            }
-            #expect(count == "0")
+            try await waitUntil("the bytes are freed") { try await Self.blobCount(store) == "0" }
         }
     }
 

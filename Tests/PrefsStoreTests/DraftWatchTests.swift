@@ -11,12 +11,7 @@ struct DraftWatchTests {
     func events(_ store: EmbeddedStore, _ request: WatchRequest, through last: Revision) async throws -> [ChangeEvent] {
         var request = request
         request.since = 0
-        var seen: [ChangeEvent] = []
-        for try await event in store.watch(request) where !event.kind.isNotice {
-            seen.append(event)
-            if event.revision >= last { break }
-        }
-        return seen
+        return try await collect(store.watch(request), through: last)
     }
 
     @Test("Draft, thread and account watches see exactly their drafts' events")

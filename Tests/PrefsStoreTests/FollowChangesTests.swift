@@ -26,7 +26,7 @@ struct FollowChangesTests {
                     onInterruption: { _ in }, onChange: { delivered.yield($0) })
             }
             defer { following.cancel() }
-            for _ in 0..<500 where resynchronized.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("the follower resynchronized") { resynchronized.load(ordering: .relaxed) > 0 }
             #expect(resynchronized.load(ordering: .relaxed) == 1)
             let revision = try await store.set("k", to: 2).revision
             var events = changes.makeAsyncIterator()

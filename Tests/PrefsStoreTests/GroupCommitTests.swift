@@ -152,13 +152,10 @@ struct GroupCommitTests {
             // Read the main file alone (`immutable`: no WAL): the value is there once the
             // writer has checkpointed — SQLite's auto-checkpoint would wait for 1000 pages.
             let file = "file:\(store.path)?immutable=1"
-            var found = ""
-            for _ in 0..<200 where found != #""in the file""# {
-                try await Task.sleep(for: .milliseconds(50))
-                found = (try? await sqlite3(file, "SELECT value FROM preference WHERE key = 'k.v'"))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            try await waitUntil("the value is in the main file") {
+                let found = try? await sqlite3(file, "SELECT value FROM preference WHERE key = 'k.v'")
+                return found == #""in the file""#
             }
-            #expect(found == #""in the file""#)
         }
     }
 }

@@ -43,60 +43,6 @@ func sqlite3(_ database: String, _ sql: String) async throws -> String {
     return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
-/// Reads a watch stream one event at a time, in the test's own task.
-struct WatchReader {
-    private var iterator: AsyncThrowingStream<ChangeEvent, any Error>.AsyncIterator
-
-    init(_ stream: AsyncThrowingStream<ChangeEvent, any Error>) {
-        iterator = stream.makeAsyncIterator()
-    }
-
-    /// The next event, or nil at the end of the stream.
-    mutating func next() async throws -> ChangeEvent? {
-        try await iterator.next()
-    }
-
-    /// Exactly the next `count` events; a stream that ends before is a test failure.
-    mutating func take(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [ChangeEvent] {
-        var events: [ChangeEvent] = []
-        while events.count < count {
-            let event = try await iterator.next()
-            guard let event else {
-                Issue.record("The watch ended after \(events.count) of \(count) events: \(events)", sourceLocation: sourceLocation)
-                break
-            }
-            events.append(event)
-        }
-        return events
-    }
-
-    /// Every event up to and including the first one at `revision` (or later).
-    mutating func through(revision: Revision, sourceLocation: SourceLocation = #_sourceLocation) async throws
-        -> [ChangeEvent]
-    {
-        var events: [ChangeEvent] = []
-        while true {
-            guard let event = try await iterator.next() else {
-                Issue.record("The watch ended before revision \(revision): \(events)", sourceLocation: sourceLocation)
-                return events
-            }
-            events.append(event)
-            if event.revision >= revision { return events }
-        }
-    }
-
-    /// Every remaining event until the stream ends, and the error it ended with, if any.
-    mutating func rest() async -> (events: [ChangeEvent], error: (any Error)?) {
-        var events: [ChangeEvent] = []
-        do {
-            while let event = try await iterator.next() { events.append(event) }
-            return (events, nil)
-        } catch {
-            return (events, error)
-        }
-    }
-}
-
 extension ChangeEvent {
     /// A compact description for comparing event lists: `3 set k@/a=1`.
     var summary: String {

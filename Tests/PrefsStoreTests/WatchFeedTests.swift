@@ -17,7 +17,7 @@ struct WatchFeedTests {
 
         /// Waits until there have been more than `seen` wake-ups.
         func after(_ seen: Int) async throws {
-            while value <= seen { try await Task.sleep(for: .milliseconds(1)) }
+            try await waitUntil("a wake-up after \(seen)", interval: .milliseconds(1)) { value > seen }
         }
     }
 
