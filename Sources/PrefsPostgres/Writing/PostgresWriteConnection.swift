@@ -406,7 +406,7 @@ final class PostgresWriteConnection: WriteConnection {
     private func drafts(_ query: PostgresQuery) throws -> [Draft] {
         try onNewConnectionIfLost {
             let rows = try run(query)
-            let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
+            let ids = try PostgresRows.draftIDs(rows)
             let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
             return try PostgresRows.drafts(rows, attachments: attachments)
         }
@@ -486,7 +486,7 @@ final class PostgresWriteConnection: WriteConnection {
     private func conflictsAsStorageConflict<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as PSQLError where ["23505", "23503", "40001", "40P01"].contains(error.serverInfo?[.sqlState]) {
+        } catch let error as PSQLError where error.sqlState.map(PostgresErrors.conflicts.contains) ?? false {
             throw StorageConflict(error.serverInfo?[.message] ?? "another host wrote the same rows")
         }
     }
