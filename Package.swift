@@ -236,6 +236,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The engine alone, over an in-memory storage that other writers share and a clock the
+        // tests move: the multi-writer logic without PostgreSQL.
+        .testTarget(name: "PrefsEngineTests", dependencies: ["PrefsKit", "PrefsEngine"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsStoreTests",
             dependencies: [

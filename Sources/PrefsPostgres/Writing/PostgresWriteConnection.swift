@@ -25,7 +25,7 @@ import PrefsKit
 /// at once: for the rest, forgetting its pending writes undoes it.
 ///
 /// The connection is made on first use, and made again after the database went away.
-final class PostgresWriteConnection: WriteConnection {
+final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     private let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let hostID: String
@@ -103,6 +103,9 @@ final class PostgresWriteConnection: WriteConnection {
     }
 
     // MARK: Transactions
+
+    /// Any number of hosts write to the database.
+    var transactions: WriteTransactions { .shared(self) }
 
     /// Begins a batch. An `optimistic` batch sends nothing: it works on the state the engine has
     /// taken in, and its commit reads what other hosts committed after it (checking that none of
