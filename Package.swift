@@ -259,6 +259,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // PrefsPostgres in this process, on the database Scripts/postgres-for-tests.sh starts
+        // (disabled without one): its writer, its listener, and its state machines.
+        .testTarget(
+            name: "PrefsPostgresTests",
+            dependencies: [
+                "PrefsKit", "PrefsEngine", "PrefsPostgres", "TestHarness", .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The DocC articles' code, compiled and run: every ```swift block of
         // Sources/PrefsKit/PrefsKit.docc is in these tests, word for word.
         .testTarget(name: "DocumentationTests", dependencies: ["PrefsKit", "PrefsStore"], swiftSettings: swiftSettings),
