@@ -236,6 +236,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The engine alone, over an in-memory storage that other writers share and a clock the
+        // tests move: the multi-writer logic without PostgreSQL.
+        .testTarget(name: "PrefsEngineTests", dependencies: ["PrefsKit", "PrefsEngine"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsStoreTests",
             dependencies: [
@@ -253,6 +256,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // PrefsPostgres in this process, on the database Scripts/postgres-for-tests.sh starts
+        // (disabled without one): its writer, its listener, and its state machines.
+        .testTarget(
+            name: "PrefsPostgresTests",
+            dependencies: [
+                "PrefsKit", "PrefsEngine", "PrefsPostgres", "TestHarness", .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -7,25 +7,26 @@ import PrefsKit
 /// savepoints for the requests in it, and the SQL of every change (``PreferenceRecords``,
 /// ``DraftRecords``, ``ChangeLogRecords``). Transaction statements are compiled once per
 /// connection, not parsed for every batch or request.
-struct SQLiteWriteConnection: WriteConnection {
+struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
     let db: Database
     let storage: SQLiteStorage
+
+    /// SQLite has one writer: a transaction always holds off the others (other processes'
+    /// connections), and is never rebased.
+    var transactions: WriteTransactions { .exclusive(self) }
 
     /// `BEGIN IMMEDIATE`, and the changes committed after `revision` by anything else: this
     /// process owns the database, so there are none, and reading them costs one look-up in the
     /// change log's primary key.
-    /// SQLite has one writer: a transaction always holds off the others (other processes'
-    /// connections), and is never rebased.
-    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
+    func begin(after revision: Revision) throws -> ChangeLogPage {
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         return ChangeLogPage(
             changes: try ChangeLogRecords.changes(db, after: revision, through: .max, limit: .max), oldestRevision: 0)
     }
 
-    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
+    func commit(newestRevision: Revision) throws {
         try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         storage.scheduleCheckpoint()
-        return nil
     }
 
     func rollback() {

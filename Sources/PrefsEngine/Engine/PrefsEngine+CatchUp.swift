@@ -90,8 +90,8 @@ extension PrefsEngine {
             return state.leftToWriter == nil
         }
         guard checks else { return }
-        Task {
-            try? await Task.sleep(for: CatchUpState.writerGrace)
+        Task { [clock] in
+            try? await clock.sleep(for: CatchUpState.writerGrace)
             let awaited = catchingUp.withLock { state in
                 defer { state.leftToWriter = nil }
                 return state.leftToWriter ?? 0

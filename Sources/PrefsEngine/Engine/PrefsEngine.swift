@@ -40,6 +40,9 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     let catchingUp = Mutex(CatchUpState())
     /// Where the engine reports what it cannot tell a caller.
     let logger = Logger(label: "prefsd")
+    /// What measures the engine's short waits (the writer's straggler window, the catch-up
+    /// grace): `ContinuousClock` but in tests, which move it by hand.
+    let clock: any Clock<Duration>
     private let openedAt = ContinuousClock.now
     private let lifecycle = Mutex(Lifecycle())
 
@@ -50,10 +53,17 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
 
     /// An engine over `storage`, loading what the engine keeps in memory from it.
     ///
-    /// Throws ``PrefsError`` if an override breaks its key's name or schema.
-    package init(storage: Storage, configuration: StoreConfiguration) throws where Storage: PrefsStorage {
+    /// - Parameters:
+    ///   - storage: The database under the engine.
+    ///   - configuration: How the engine is set up.
+    ///   - clock: What measures the engine's short waits; tests pass one they move by hand.
+    /// - Throws: ``PrefsError`` if an override breaks its key's name or schema.
+    package init(
+        storage: Storage, configuration: StoreConfiguration, clock: any Clock<Duration> = ContinuousClock()
+    ) throws where Storage: PrefsStorage {
         self.storage = storage
         self.configuration = configuration
+        self.clock = clock
         let snapshot = try storage.loadSnapshot()
         for (key, value) in configuration.overrides {
             try KeyName.validate(key)
@@ -93,7 +103,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                     DebugFaults.batchCommitted()
                     intake.publish(batch)
                 }
-            )
+            ),
+            clock: clock
         )
         startProgressEvents()
         storage.observeCommitsElsewhere { [weak self] announced in self?.catchUp(toReach: announced) }

@@ -10,22 +10,9 @@ import PrefsKit
 package protocol WriteConnection {
     // MARK: Transactions
 
-    /// Begins a batch and returns the changes other writers committed after `revision` (the
-    /// newest the engine has applied), in order — none where the engine is the only writer.
-    ///
-    /// The batch holds off every other writer until it ends — unless it is `optimistic` and the
-    /// storage lets writers run side by side: then it holds off no one (it may send nothing to the
-    /// database before it commits, and return no changes), and
-    /// ``commit(newestRevision:following:keysRead:)`` commits it after whatever others committed
-    /// since `revision`, or throws ``StorageConflict`` if they changed something the batch read.
-    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage
-
-    /// Records `newestRevision` as the database's newest (telling other writers, where there
-    /// are any) and commits. After an optimistic ``begin(after:optimistic:)``, the batch's
-    /// changes follow `base`, the revision whose state it worked on: if others committed after
-    /// it, returns how the batch's revisions moved past theirs — or throws ``StorageConflict``
-    /// if those others changed one of `keysRead` (or a draft the transaction read).
-    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase?
+    /// How the connection begins and commits a batch's transaction: as the database's one writer,
+    /// or alongside others.
+    var transactions: WriteTransactions { get }
 
     /// Rolls the transaction back, unless the database already has.
     func rollback()

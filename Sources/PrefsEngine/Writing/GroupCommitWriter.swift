@@ -41,19 +41,6 @@ final class GroupCommitWriter: Sendable {
         case conflict(StorageConflict)
     }
 
-    private struct Queue: ~Copyable {
-        var jobs: [Job] = []
-        var draining = false
-        /// Whether a batch is under way that has not yet sent the statement that commits it.
-        var beforeCommit = false
-        /// The largest batch of late: the last batch's size, or the one before it less one, if
-        /// that is more.
-        var recentBatchSize = 0
-        /// Whether the last batch committed after other writers' commits (it was rebased past
-        /// them): they compete for the database's revision counter.
-        var othersCommitting = false
-    }
-
     /// How long the writer's thread waits, at most, for a batch to grow back to the size of
     /// recent ones while other writers commit (``gatherStragglers()``).
     static let gatherWindow = Duration.microseconds(500)
@@ -73,23 +60,26 @@ final class GroupCommitWriter: Sendable {
     private let storage: any PrefsStorage
     private let metrics: EngineMetrics
     private let hooks: Hooks
-    private let queue = Mutex(Queue())
+    /// What measures ``gatherWindow``: `ContinuousClock` but in tests, which move it by hand.
+    private let clock: any Clock<Duration>
+    private let queue = Mutex(CommitQueue<Job>())
     /// The keys of the idempotent requests submitted and not yet answered.
     private let inFlight = Mutex(Set<String>())
 
-    init(storage: any PrefsStorage, metrics: EngineMetrics, hooks: Hooks) {
+    init(storage: any PrefsStorage, metrics: EngineMetrics, hooks: Hooks, clock: any Clock<Duration> = ContinuousClock()) {
         self.storage = storage
         self.metrics = metrics
         self.hooks = hooks
+        self.clock = clock
     }
 
     /// Whether a batch yet to commit will take in whatever other writers have committed by now:
     /// one is under way and has not sent its commit, or requests wait for the next. Where writers
     /// run side by side, a batch's commit reads what others committed before it, as its beginning
-    /// does when it holds them off (``WriteConnection/commit(newestRevision:following:keysRead:)``)
+    /// does when it holds them off (``SharedTransactions/commit(newestRevision:following:keysRead:)``)
     /// — unless the batch ends with nothing to commit, or fails.
     var willTakeInCommitsSoFar: Bool {
-        queue.withLock { queue in queue.beforeCommit || (queue.draining && !queue.jobs.isEmpty) }
+        queue.withLock { $0.willTakeInCommitsSoFar }
     }
 
     /// Runs `work` in the next batch's transaction and returns its result once committed; with
@@ -140,12 +130,7 @@ final class GroupCommitWriter: Sendable {
             },
             fail: { [completion] error in completion(.failure(error)) }
         )
-        let leads = queue.withLock { queue in
-            queue.jobs.append(job)
-            defer { queue.draining = true }
-            return !queue.draining
-        }
-        guard leads else { return }
+        guard queue.withLock({ $0.submit(job) }) == .lead else { return }
         if leadingHere && storage.commitsOnCallingThread {
             lead()
         } else {
@@ -158,11 +143,7 @@ final class GroupCommitWriter: Sendable {
     /// once the database is free for the next one.
     private func lead() {
         let acknowledge = storage.withWriter { connection in commitWaiting(connection) }
-        let more = queue.withLock { queue in
-            if queue.jobs.isEmpty { queue.draining = false }
-            return queue.draining
-        }
-        if more {
+        if queue.withLock({ $0.leaderCommitted() }) {
             storage.asyncWithWriter { connection in self.drain(connection) }
         }
         acknowledge?()
@@ -184,31 +165,13 @@ final class GroupCommitWriter: Sendable {
     /// commit followed no other writer's never waits (a lone host on PostgreSQL, SQLite), nor
     /// does one whose batches hold one request, nor a batch as big as the recent ones.
     private func gatherStragglers() {
-        let deadline = ContinuousClock.now + Self.gatherWindow
-        while queue.withLock({ queue in
-            queue.othersCommitting && queue.recentBatchSize > 1 && !queue.jobs.isEmpty && queue.jobs.count < queue.recentBatchSize
-        }),
-            ContinuousClock.now < deadline
-        {
-            usleep(20)
-        }
+        clock.block(atMost: Self.gatherWindow) { queue.withLock { $0.waitsForStragglers } }
     }
 
     /// Commits the jobs waiting, and returns what acknowledges them; with none, the writer
     /// becomes idle, and it returns nil.
     private func commitWaiting(_ connection: any WriteConnection) -> (() -> Void)? {
-        let jobs = queue.withLock { queue in
-            let jobs = queue.jobs
-            queue.jobs = []
-            if jobs.isEmpty {
-                queue.draining = false
-            } else {
-                queue.recentBatchSize = max(jobs.count, queue.recentBatchSize - 1)
-            }
-            queue.beforeCommit = !jobs.isEmpty
-            return jobs
-        }
-        guard !jobs.isEmpty else { return nil }
+        guard let jobs = queue.withLock({ $0.takeBatch() }) else { return nil }
         return commit(jobs, connection)
     }
 
@@ -219,7 +182,7 @@ final class GroupCommitWriter: Sendable {
     /// meanwhile; if they changed something it read, it runs again, holding them off from its
     /// start (and once more if that too is caught up in one of theirs, in a deadlock).
     private func commit(_ jobs: [Job], _ connection: any WriteConnection) -> () -> Void {
-        defer { queue.withLock { $0.beforeCommit = false } }
+        defer { queue.withLock { $0.batchEnded() } }
         var conflict: StorageConflict?
         for optimistic in [true, false, false] {
             switch attempt(jobs, connection, optimistic: optimistic) {
@@ -251,7 +214,7 @@ final class GroupCommitWriter: Sendable {
         // a savepoint is sent only for rows written at once).
         let alone = jobs.count == 1 && !storage.hasOtherWriters && jobs[0].idempotency == nil
         do {
-            let committedElsewhere = try connection.begin(after: hooks.appliedRevision(), optimistic: optimistic)
+            let committedElsewhere = try begin(connection, optimistic: optimistic)
             do {
                 try hooks.applyCommittedElsewhere(committedElsewhere)
                 batch = hooks.makeBatch(connection)
@@ -301,15 +264,14 @@ final class GroupCommitWriter: Sendable {
                 }
                 try connection.checkTransactionIsOpen()
                 try hooks.finishTransaction(batch)
-                queue.withLock { $0.beforeCommit = false }
+                queue.withLock { $0.commitSending() }
                 let syncing = ContinuousClock.now
-                let rebase = try connection.commit(
-                    newestRevision: batch.revision, following: batch.baseRevision, keysRead: batch.keysRead)
+                let rebase = try commit(batch, connection)
                 let (seconds, attoseconds) = (ContinuousClock.now - syncing).components
                 metrics.commitTime.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
                 metrics.commits.increment()
                 metrics.batchSize.record(jobs.count)
-                queue.withLock { $0.othersCommitting = rebase != nil }
+                queue.withLock { $0.committed(rebased: rebase != nil) }
                 if let rebase {
                     // Committed after others' changes: those are taken in first, then the
                     // batch's own, moved past them.
@@ -341,10 +303,42 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
+    /// Begins a batch's transaction, and returns what others committed after the newest revision
+    /// the engine has applied.
+    private func begin(_ connection: any WriteConnection, optimistic: Bool) throws -> ChangeLogPage {
+        switch connection.transactions {
+        case .exclusive(let transactions):
+            return try transactions.begin(after: hooks.appliedRevision())
+        case .shared(let transactions):
+            return try transactions.begin(after: hooks.appliedRevision(), optimistic: optimistic)
+        }
+    }
+
+    /// Commits `batch`, and returns how its revisions moved past other writers' commits.
+    private func commit(_ batch: WriteBatch, _ connection: any WriteConnection) throws -> CommitRebase? {
+        switch connection.transactions {
+        case .exclusive(let transactions):
+            try transactions.commit(newestRevision: batch.revision)
+            return nil
+        case .shared(let transactions):
+            return try transactions.commit(newestRevision: batch.revision, following: batch.baseRevision, keysRead: batch.keysRead)
+        }
+    }
+
     /// An idempotent request's outcome, as `batch` stores it.
     private static func outcome(of request: IdempotentRequest, refused: Bool, body: String, in batch: WriteBatch) -> StoredOutcome {
         StoredOutcome(
             key: request.key, fingerprint: request.fingerprint, refused: refused, body: body, baseRevision: batch.baseRevision,
             createdAt: batch.time)
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// Blocks the calling thread while `condition` holds, for at most `window` of this clock's time.
+    fileprivate func block(atMost window: Duration, while condition: () -> Bool) {
+        let deadline = now.advanced(by: window)
+        while condition(), now < deadline {
+            usleep(20)
+        }
     }
 }

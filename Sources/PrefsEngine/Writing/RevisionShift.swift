@@ -20,7 +20,7 @@ struct RevisionShift: Sendable {
         guard var result = value as? WriteResult else { return value }
         result.revision = self(result.revision)
         result.revisions = result.revisions?.map { self($0) }
-        return result as! T
+        return (result as? T) ?? value
     }
 }
 

@@ -14,7 +14,7 @@ final class PostgresWriter: @unchecked Sendable {
     }
 
     /// Runs `body` with the connection on the writer's thread, waiting for it.
-    func sync<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
+    func sync<T>(_ body: (PostgresWriteConnection) throws -> T) rethrows -> T {
         try queue.sync { try body(connection) }
     }
 

@@ -44,7 +44,8 @@ struct ChangeRows: PostgresDecodable {
 extension ChangeRow {
     /// A `prefsd_change` record in binary: its field count, then each field's type and value.
     fileprivate init(record: inout ByteBuffer) throws {
-        guard record.readInteger(as: Int32.self) == 13 else { throw ChangeRows.malformed("a row without 13 fields") }
+        let columns = Int32(CodingKeys.read.count)
+        guard record.readInteger(as: Int32.self) == columns else { throw ChangeRows.malformed("a row without \(columns) fields") }
         func next(_ type: PostgresDataType) throws -> ByteBuffer? {
             guard record.readInteger(as: UInt32.self) == type.rawValue else {
                 throw ChangeRows.malformed("a field not of type \(type)")

@@ -7,6 +7,15 @@ import PrefsKit
 /// server that cannot be reached is `unavailable` (HTTP 503), a full disk `storage_full`; a
 /// statement the server refuses is a bug, `internal`.
 enum PostgresErrors {
+    /// The classes of SQLSTATE that mean the server cannot be reached now: a connection
+    /// exception, an operator's intervention (a shutdown, a restart), a lack of resources.
+    static let unreachableClasses: [PostgresError.Code] = [.connectionException, .operatorIntervention, .insufficientResources]
+
+    /// The SQLSTATEs another host's concurrent transaction can cause — the same row written twice,
+    /// a row it freed under one written here, a serialization failure, a deadlock — which make a
+    /// batch a ``StorageConflict``, to run again.
+    static let conflicts: [PostgresError.Code] = [.uniqueViolation, .foreignKeyViolation, .serializationFailure, .deadlockDetected]
+
     /// `error` as a ``PrefsError``; ``PrefsError``s pass unchanged. `location` names the server.
     static func translate(_ error: any Error, location: PostgresLocation) -> any Error {
         switch error {
@@ -15,16 +24,15 @@ enum PostgresErrors {
         case let error as PSQLError:
             switch error.code {
             case .server:
-                let state = error.serverInfo?[.sqlState] ?? ""
+                let state = error.sqlState ?? PostgresError.Code(raw: "")
                 let message = error.serverInfo?[.message] ?? "\(error)"
-                if state == "53100" {
+                if state == .diskFull {
                     return PrefsError(.storageFull, "PostgreSQL's disk is full (\(message)); the change was not stored.")
                 }
-                // Class 08 (connection), 57 (operator intervention: shutdown, restart), 53 (resources).
-                if state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53") {
+                if unreachableClasses.contains(where: state.isInClass) {
                     return unreachable(location, detail: message)
                 }
-                return PrefsError(.internal, "PostgreSQL refused a statement (\(state): \(message)); nothing was stored.")
+                return PrefsError(.internal, "PostgreSQL refused a statement (\(state.raw): \(message)); nothing was stored.")
             default:
                 return unreachable(location, detail: error.code.description)
             }
@@ -40,5 +48,20 @@ enum PostgresErrors {
         PrefsError(
             .unavailable,
             "PostgreSQL at \(location) is unreachable (\(detail)); nothing was stored. Retry once it is back.")
+    }
+}
+
+extension PSQLError {
+    /// The SQLSTATE the server answered with, if the server answered.
+    var sqlState: PostgresError.Code? {
+        serverInfo?[.sqlState].map { PostgresError.Code(raw: $0) }
+    }
+}
+
+extension PostgresError.Code {
+    /// Whether this code is of `errorClass`'s class: SQLSTATEs of one class share their first two
+    /// characters.
+    func isInClass(_ errorClass: PostgresError.Code) -> Bool {
+        raw.prefix(2) == errorClass.raw.prefix(2)
     }
 }

@@ -25,7 +25,7 @@ import PrefsKit
 /// at once: for the rest, forgetting its pending writes undoes it.
 ///
 /// The connection is made on first use, and made again after the database went away.
-final class PostgresWriteConnection: WriteConnection {
+final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     private let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let hostID: String
@@ -36,16 +36,10 @@ final class PostgresWriteConnection: WriteConnection {
     private var pending = PendingWrites()
     /// The revision counter when a batch that locked it began.
     private var startRevision: Revision = 0
-    /// Whether a transaction is open (`BEGIN` was sent for the batch).
-    private var transactionOpen = false
-    /// Whether the batch began without the revision counter (it takes it as it commits).
-    private var optimistic = false
+    /// Where the batch's transaction and its request's savepoint stand.
+    private var transaction = WriterTransaction()
     /// The drafts the batch read, when it is optimistic.
     private var draftsRead = DraftsRead()
-    /// Whether a statement failed outside a savepoint: the transaction can only roll back.
-    private var aborted = false
-    /// The request savepoint in progress: whether `SAVEPOINT` has been sent for it.
-    private var savepointSent: Bool?
     /// The batch's id, written with it as it commits (`write_batch`): after a lost connection,
     /// it tells whether the batch committed.
     private var batchID = UUID().uuidString
@@ -71,7 +65,7 @@ final class PostgresWriteConnection: WriteConnection {
     func loadSnapshot() throws -> StorageSnapshot {
         rollback()
         try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        transactionOpen = true
+        transaction.sent(.begin)
         defer { rollback() }
         let state = try run("SELECT newest_revision, oldest_revision FROM change_log_state WHERE id = 1")
         guard let bounds = state.first?.makeRandomAccess() else {
@@ -104,6 +98,9 @@ final class PostgresWriteConnection: WriteConnection {
 
     // MARK: Transactions
 
+    /// Any number of hosts write to the database.
+    var transactions: WriteTransactions { .shared(self) }
+
     /// Begins a batch. An `optimistic` batch sends nothing: it works on the state the engine has
     /// taken in, and its commit reads what other hosts committed after it (checking that none of
     /// it touches what the batch read). Any other opens a transaction, locks the revision counter,
@@ -111,15 +108,13 @@ final class PostgresWriteConnection: WriteConnection {
     /// works on the newest state — also for the requests that fail on it.
     func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
         pending = PendingWrites()
-        aborted = false
-        savepointSent = nil
+        transaction.batchBegins(optimistic: optimistic)
         batchID = UUID().uuidString
-        self.optimistic = optimistic
         draftsRead = DraftsRead()
         guard !optimistic else { return ChangeLogPage(changes: [], oldestRevision: 0) }
         let query: PostgresQuery = "SELECT * FROM prefsd_begin(\(revision), true)"
         let rows = try onNewConnectionIfLost {
-            try openTransaction()
+            try send(transaction.beforeWrite())
             return try run(query)
         }
         guard let row = rows.first?.makeRandomAccess() else {
@@ -137,21 +132,11 @@ final class PostgresWriteConnection: WriteConnection {
     private func onNewConnectionIfLost<T>(_ statement: () throws -> T) throws -> T {
         do {
             return try statement()
-        } catch where !transactionOpen && connection != nil && isConnectionFailure(error) {
+        } catch where !transaction.isOpen && connection != nil && isConnectionFailure(error) {
             close()
-            aborted = false
+            transaction.reconnected()
             return try statement()
         }
-    }
-
-    /// Sends `BEGIN`. An optimistic batch — opening its transaction for a row it writes at once —
-    /// then takes the revision counter: a batch that holds row locks always took the counter
-    /// before them, as one that runs again after a conflict does, so two hosts' batches never wait
-    /// on each other in a circle (a deadlock PostgreSQL would break only after a second).
-    private func openTransaction() throws {
-        try run("BEGIN")
-        transactionOpen = true
-        if optimistic { try run("SELECT 1 FROM change_log_state WHERE id = 1 FOR UPDATE") }
     }
 
     /// Commits the batch.
@@ -164,6 +149,7 @@ final class PostgresWriteConnection: WriteConnection {
     /// something checks, without the counter, that no one changed it since.
     func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
         defer { pending = PendingWrites() }
+        let optimistic = transaction.optimistic
         let start = optimistic ? base : startRevision
         guard !pending.isEmpty || newestRevision > start else {
             guard optimistic else {
@@ -185,8 +171,8 @@ final class PostgresWriteConnection: WriteConnection {
             }
             let statement = try pending.statementAfter(
                 startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
-                payloadPrefix: "\(hostID) ", batch: batchID, time: time, inTransaction: transactionOpen)
-            guard transactionOpen else {
+                payloadPrefix: "\(hostID) ", batch: batchID, time: time, inTransaction: transaction.isOpen)
+            guard transaction.isOpen else {
                 let (newest, page) = try PostgresRows.committedElsewhere(run(statement))
                 return (newest - start, page)
             }
@@ -231,7 +217,7 @@ final class PostgresWriteConnection: WriteConnection {
         let deadline = ContinuousClock.now + Self.lostCommitDeadline
         while true {
             close()
-            aborted = false
+            transaction.reconnected()
             do {
                 let time = Date().timeIntervalSince1970
                 let fenced = try run(
@@ -287,39 +273,35 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Sends `COMMIT` if the batch opened a transaction.
     private func commitTransaction() throws {
-        guard transactionOpen else { return }
-        try run("COMMIT")
-        transactionOpen = false
+        guard transaction.isOpen else { return }
+        try send([.commit])
     }
 
     /// Rolls the batch's transaction back, if it opened one, and forgets its pending writes.
     func rollback() {
         pending = PendingWrites()
-        defer { transactionOpen = false }
-        guard transactionOpen, let connection, !connection.isClosed else { return }
-        _ = try? connection.query("ROLLBACK", logger: logger).wait()
+        defer { transaction.sent(.rollback) }
+        guard transaction.isOpen, let connection, !connection.isClosed else { return }
+        _ = try? connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger).wait()
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         let before = pending
-        savepointSent = false
-        defer { savepointSent = nil }
+        transaction.requestBegins()
+        defer { transaction.requestEnded() }
         do {
             let value = try body()
-            if savepointSent == true { try run("RELEASE SAVEPOINT request") }
+            try send(transaction.requestEnds(succeeded: true))
             return value
         } catch {
             pending = before
-            if savepointSent == true {
-                _ = try? run("ROLLBACK TO SAVEPOINT request")
-                _ = try? run("RELEASE SAVEPOINT request")
-            }
+            for statement in transaction.requestEnds(succeeded: false) { _ = try? send([statement]) }
             throw error
         }
     }
 
     func checkTransactionIsOpen() throws {
-        guard !aborted, !transactionOpen || !(connection?.isClosed ?? true) else {
+        guard transaction.isUsable(connectionClosed: connection?.isClosed ?? true) else {
             throw PostgresErrors.unreachable(location, detail: "the transaction was lost")
         }
     }
@@ -406,7 +388,7 @@ final class PostgresWriteConnection: WriteConnection {
     private func drafts(_ query: PostgresQuery) throws -> [Draft] {
         try onNewConnectionIfLost {
             let rows = try run(query)
-            let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
+            let ids = try PostgresRows.draftIDs(rows)
             let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
             return try PostgresRows.drafts(rows, attachments: attachments)
         }
@@ -473,11 +455,7 @@ final class PostgresWriteConnection: WriteConnection {
     /// under a new attachment) or a deadlock with one is a ``StorageConflict``: the batch runs
     /// again, holding the others off.
     private func write(_ query: PostgresQuery) throws {
-        if !transactionOpen { try openTransaction() }
-        if savepointSent == false {
-            try run("SAVEPOINT request")
-            savepointSent = true
-        }
+        try send(transaction.beforeWrite())
         _ = try conflictsAsStorageConflict { try run(query) }
     }
 
@@ -486,7 +464,7 @@ final class PostgresWriteConnection: WriteConnection {
     private func conflictsAsStorageConflict<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as PSQLError where ["23505", "23503", "40001", "40P01"].contains(error.serverInfo?[.sqlState]) {
+        } catch let error as PSQLError where error.sqlState.map(PostgresErrors.conflicts.contains) ?? false {
             throw StorageConflict(error.serverInfo?[.message] ?? "another host wrote the same rows")
         }
     }
@@ -500,8 +478,17 @@ final class PostgresWriteConnection: WriteConnection {
         } catch {
             // Inside a request's savepoint, rolling back to it keeps the transaction; outside a
             // transaction a failed statement leaves nothing behind.
-            if transactionOpen && savepointSent != true { aborted = true }
+            transaction.statementFailed()
             throw error
+        }
+    }
+
+    /// Sends `statements` in order, each once the one before succeeded, and records each in
+    /// ``transaction``.
+    private func send(_ statements: [WriterTransaction.Statement]) throws {
+        for statement in statements {
+            try run(PostgresQuery(unsafeSQL: statement.rawValue))
+            transaction.sent(statement)
         }
     }
 
@@ -509,9 +496,7 @@ final class PostgresWriteConnection: WriteConnection {
     /// transaction: the rest of it would run outside one, on the new connection.
     private func connected() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
-        guard !transactionOpen else {
-            transactionOpen = false
-            aborted = true
+        guard transaction.needsConnection() else {
             throw PostgresErrors.unreachable(location, detail: "the connection was lost during the transaction")
         }
         let made = try PostgresConnection.connect(
@@ -527,7 +512,7 @@ final class PostgresWriteConnection: WriteConnection {
 
     /// Closes the connection (the next statement makes a new one).
     func close() {
-        transactionOpen = false
+        transaction.connectionClosed()
         guard let connection else { return }
         self.connection = nil
         _ = try? connection.close().wait()

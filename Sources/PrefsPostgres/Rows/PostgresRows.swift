@@ -14,10 +14,6 @@ enum PostgresRows {
     static let attachmentColumns = """
         id, draft, position, kind, mime_type, filename, byte_size, sha256, alt_text, width, height
         """
-    static let changeColumns = """
-        revision, kind, key, scope, value, old_value, draft, attachment, account, thread, previous_thread,
-        draft_revision, valid
-        """
 
     // MARK: Queries
 
@@ -52,7 +48,7 @@ enum PostgresRows {
         """
         SELECT state.oldest_revision AS log_oldest_revision, page.* FROM change_log_state state
         LEFT JOIN LATERAL (
-            SELECT \(unescaped: changeColumns) FROM change
+            SELECT \(unescaped: ChangeRow.CodingKeys.selectList) FROM change
             WHERE revision > \(revision) AND revision <= \(through) ORDER BY revision LIMIT \(Int64(limit))
         ) page ON true
         WHERE state.id = 1 ORDER BY page.revision
@@ -60,6 +56,14 @@ enum PostgresRows {
     }
 
     // MARK: Rows
+
+    /// The ids of drafts read by ``draftQuery(_:)`` or ``draftsQuery(account:thread:)``, to read
+    /// their attachments with.
+    ///
+    /// - Throws: ``PrefsError`` `internal` if one is not a UUID.
+    static func draftIDs(_ rows: [PostgresRow]) throws -> [UUID] {
+        try rows.map { try uuid($0.makeRandomAccess()["id"].decode(String.self)) }
+    }
 
     /// Drafts from their rows and their attachments' rows.
     static func drafts(_ rows: [PostgresRow], attachments attachmentRows: [PostgresRow]) throws -> [Draft] {
@@ -127,24 +131,5 @@ enum PostgresRows {
             throw PrefsError(.internal, "The database holds an id that is not a UUID: '\(text)'.")
         }
         return id
-    }
-}
-
-extension ChangeRow {
-    /// A change log row as the database sent it.
-    init(_ row: PostgresRandomAccessRow) throws {
-        revision = try row["revision"].decode(Int64.self)
-        kind = try row["kind"].decode(String.self)
-        key = try row["key"].decode(String?.self)
-        scope = try row["scope"].decode(String?.self)
-        value = try row["value"].decode(String?.self)
-        oldValue = try row["old_value"].decode(String?.self)
-        draft = try row["draft"].decode(String?.self)
-        attachment = try row["attachment"].decode(String?.self)
-        account = try row["account"].decode(String?.self)
-        thread = try row["thread"].decode(String?.self)
-        previousThread = try row["previous_thread"].decode(String?.self)
-        draftRevision = try row["draft_revision"].decode(Int64?.self)
-        valid = try row["valid"].decode(Bool?.self)
     }
 }

@@ -16,10 +16,10 @@ struct PendingWrites {
         var scope: String
     }
 
-    /// Values by row: the new value and its revision, or nil to delete the row.
-    private(set) var values: [Row: (value: String, revision: Revision)?] = [:]
-    /// Locks by row: the revision that made it, or nil to delete the lock.
-    private(set) var locks: [Row: Revision?] = [:]
+    /// Values by row: the new value and its revision, or the row's deletion.
+    private(set) var values: [Row: RowWrite<(value: String, revision: Revision)>] = [:]
+    /// Locks by row: the revision that made it, or the lock's deletion.
+    private(set) var locks: [Row: RowWrite<Revision>] = [:]
     /// Schemas by key, with the revision that registered them.
     private(set) var schemas: [String: (definition: String, revision: Revision)] = [:]
     /// The change log's new entries, in order.
@@ -40,19 +40,19 @@ struct PendingWrites {
     }
 
     mutating func setValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
-        values[Row(key: key, scope: scope.path)] = (value.canonicalText, revision)
+        values[Row(key: key, scope: scope.path)] = .store((value.canonicalText, revision))
     }
 
     mutating func deleteValue(key: String, scope: ScopePath) {
-        values[Row(key: key, scope: scope.path)] = .some(nil)
+        values[Row(key: key, scope: scope.path)] = .delete
     }
 
     mutating func setLock(key: String, scope: ScopePath, revision: Revision) {
-        locks[Row(key: key, scope: scope.path)] = revision
+        locks[Row(key: key, scope: scope.path)] = .store(revision)
     }
 
     mutating func deleteLock(key: String, scope: ScopePath) {
-        locks[Row(key: key, scope: scope.path)] = .some(nil)
+        locks[Row(key: key, scope: scope.path)] = .delete
     }
 
     mutating func setSchema(key: String, schema: PreferenceSchema, revision: Revision) {
@@ -142,13 +142,13 @@ struct PendingWrites {
 
         init(_ pending: PendingWrites) throws {
             upserted = try PendingWrites.json(pending.values.compactMap { row, write in
-                write.map { ValueRow(key: row.key, scope: row.scope, value: $0.value, revision: $0.revision) }
+                write.stored.map { ValueRow(key: row.key, scope: row.scope, value: $0.value, revision: $0.revision) }
             })
-            deleted = try PendingWrites.json(pending.values.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
-            locked = try PendingWrites.json(pending.locks.compactMap { row, revision in
-                revision.map { LockRow(key: row.key, scope: row.scope, revision: $0) }
+            deleted = try PendingWrites.json(pending.values.filter { $0.value.isDelete }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+            locked = try PendingWrites.json(pending.locks.compactMap { row, write in
+                write.stored.map { LockRow(key: row.key, scope: row.scope, revision: $0) }
             })
-            unlocked = try PendingWrites.json(pending.locks.filter { $0.value == nil }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
+            unlocked = try PendingWrites.json(pending.locks.filter { $0.value.isDelete }.map { RowKey(key: $0.key.key, scope: $0.key.scope) })
             registered = try PendingWrites.json(
                 pending.schemas.map { SchemaRow(key: $0.key, definition: $0.value.definition, revision: $0.value.revision) })
             logged = try PendingWrites.json(pending.changes)
@@ -208,57 +208,4 @@ private struct SchemaRow: Encodable {
     var key: String
     var definition: String
     var revision: Revision
-}
-
-/// A change-log entry as the commit functions read it (a missing member is NULL), and as the
-/// database returns one (without `created_at`).
-struct ChangeRow: Encodable {
-    var revision: Revision
-    var kind: String
-    var key: String?
-    var scope: String?
-    var value: String?
-    var oldValue: String?
-    var draft: String?
-    var attachment: String?
-    var account: String?
-    var thread: String?
-    var previousThread: String?
-    var draftRevision: Int64?
-    var valid: Bool?
-    var createdAt: Double?
-
-    private enum CodingKeys: String, CodingKey {
-        case revision, kind, key, scope, value, draft, attachment, account, thread, valid
-        case oldValue = "old_value", previousThread = "previous_thread", draftRevision = "draft_revision"
-        case createdAt = "created_at"
-    }
-
-    init(_ change: LoggedChange, createdAt: Double) {
-        let event = change.event
-        revision = event.revision
-        kind = event.kind.rawValue
-        key = event.key
-        scope = event.scope?.path
-        value = event.value?.canonicalText
-        oldValue = change.oldValue
-        draft = event.draft
-        attachment = event.attachment
-        account = event.account
-        thread = event.thread
-        previousThread = event.previousThread
-        draftRevision = event.draftRevision
-        valid = event.valid
-        self.createdAt = createdAt
-    }
-
-    /// The change the row logs.
-    func loggedChange() throws -> LoggedChange {
-        LoggedChange(
-            event: ChangeEvent(
-                revision: revision, kind: ChangeEvent.Kind(rawValue: kind), key: key, scope: try scope.map { try ScopePath($0) },
-                value: try value.map { try JSONValue(parsing: $0) }, draft: draft, attachment: attachment, account: account,
-                thread: thread, previousThread: previousThread, draftRevision: draftRevision, valid: valid),
-            oldValue: oldValue)
-    }
 }

@@ -110,13 +110,11 @@ public final class PostgresStorage: PrefsStorage {
     }
 
     package func loadSnapshot() throws -> StorageSnapshot {
-        try writer.sync { connection in
-            try (connection as! PostgresWriteConnection).loadSnapshot()
-        }
+        try writer.sync { connection in try connection.loadSnapshot() }
     }
 
     package func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
-        try writer.sync(body)
+        try writer.sync { connection in try body(connection) }
     }
 
     package func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
@@ -163,7 +161,7 @@ public final class PostgresStorage: PrefsStorage {
             try await client.withConnection { connection in
                 var rows: [PostgresRow] = []
                 for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
-                let ids = try rows.map { try UUID(uuidString: $0.makeRandomAccess()["id"].decode(String.self)) ?? UUID() }
+                let ids = try PostgresRows.draftIDs(rows)
                 var attachments: [PostgresRow] = []
                 if !ids.isEmpty {
                     for try await row in try await connection.query(PostgresRows.attachmentsQuery(of: ids), logger: logger) {

@@ -1,0 +1,19 @@
+@testable import PrefsEngine
+import PrefsKit
+
+/// Runs `body` with an engine over `storage` whose short waits `clock` measures, and closes the
+/// engine afterwards, whether `body` threw or not.
+func withEngine<T>(
+    on storage: SharedMemoryStorage, clock: ManualClock = ManualClock(),
+    _ body: (PrefsEngine<SharedMemoryStorage>) async throws -> T
+) async throws -> T {
+    let engine = try PrefsEngine(storage: storage, configuration: StoreConfiguration(), clock: clock)
+    do {
+        let result = try await body(engine)
+        await engine.closeWithoutBlocking()
+        return result
+    } catch {
+        await engine.closeWithoutBlocking()
+        throw error
+    }
+}

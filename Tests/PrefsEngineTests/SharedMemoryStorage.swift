@@ -1,0 +1,172 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import Synchronization
+
+/// A database in memory that other writers share, as hosts share a PostgreSQL database: the
+/// engine's writer runs its batches optimistically and commits them after whatever "other hosts"
+/// committed meanwhile — which the test makes happen, exactly when it wants (``othersCommit(_:)``,
+/// ``atNextOptimisticCommit(othersCommit:)``, ``deadlockNextCommits(_:)``).
+///
+/// It keeps preference rows and the change log only: drafts and blobs are not written (tests of
+/// them run on SQLite and PostgreSQL). Its writer runs on a queue of its own, which a test may
+/// hold (``holdWriter()``) to let requests gather into one batch.
+final class SharedMemoryStorage: PrefsStorage {
+    /// What the database holds, and what the test asked of it.
+    struct Database {
+        /// Values by key and scope.
+        var values: [String: [ScopePath: StoredValue]] = [:]
+        /// The change log, in revision order.
+        var log: [LoggedChange] = []
+        /// The newest revision committed, by anyone.
+        var newestRevision: Revision = 0
+        /// Outcomes of idempotent requests, by key.
+        var outcomes: [String: StoredOutcome] = [:]
+        /// Every batch's attempts, in order: whether each was optimistic.
+        var attempts: [Bool] = []
+        /// The engine's commits, in order.
+        var commits: [Commit] = []
+        /// What other writers commit as each coming optimistic commit starts, in order.
+        var scripted: [[(key: String, value: JSONValue)]] = []
+        /// How many of the coming commits that hold the others off end in a deadlock with one.
+        var deadlocks = 0
+    }
+
+    /// One of the engine's commits.
+    struct Commit: Equatable {
+        /// Whether the batch ran without holding other writers off.
+        var optimistic: Bool
+        /// How many changes it logged.
+        var changes: Int
+        /// How far its revisions moved past other writers' (nil: it followed none).
+        var shift: Revision?
+    }
+
+    /// The database, shared by the engine's writer connection and the other "hosts".
+    let database = Mutex(Database())
+    /// How many times the writer's queue finished a turn.
+    let writerTurns = Tally()
+    /// How many times the engine read the change log.
+    let changeLogReads = Tally()
+
+    private let wakes = Mutex<[@Sendable (Revision?) -> Void]>([])
+    private let writerQueue = DispatchQueue(label: "SharedMemoryStorage.writer")
+    private let writerLock = NSLock()
+
+    var location: String { "memory" }
+    var commitsOnCallingThread: Bool { false }
+    var hasOtherWriters: Bool { true }
+    var stagingFolder: URL { FileManager.default.temporaryDirectory }
+
+    func loadSnapshot() throws -> StorageSnapshot {
+        database.withLock { database in
+            StorageSnapshot(
+                keys: database.values.mapValues { KeyState(values: $0) }, newestRevision: database.newestRevision, oldestRevision: 1)
+        }
+    }
+
+    func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        return try body(SharedMemoryWriteConnection(storage: self))
+    }
+
+    func asyncWithWriter(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
+        writerQueue.async {
+            self.withWriter(body)
+            self.writerTurns.increment()
+        }
+    }
+
+    func observeCommitsElsewhere(_ wake: @escaping @Sendable (Revision?) -> Void) {
+        wakes.withLock { $0.append(wake) }
+    }
+
+    func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
+        defer { changeLogReads.increment() }
+        return database.withLock { database in
+            ChangeLogPage(
+                changes: Array(database.log.filter { $0.event.revision > revision && $0.event.revision <= through }.prefix(limit)),
+                oldestRevision: 1)
+        }
+    }
+
+    func newestRevision() async throws -> Revision {
+        database.withLock { $0.newestRevision }
+    }
+
+    func draft(_ id: UUID) async throws -> Draft? { nil }
+
+    func drafts(account: String?, thread: String?) async throws -> [Draft] { [] }
+
+    func openBlob(_ sha256: String) async throws -> (any BlobReading)? { nil }
+
+    func close() {}
+
+    // MARK: What the test looks at
+
+    /// Every batch's attempts so far, in order: whether each was optimistic.
+    var attempts: [Bool] { database.withLock { $0.attempts } }
+    /// The engine's commits so far, in order.
+    var commits: [Commit] { database.withLock { $0.commits } }
+    /// The revisions in the change log, in order.
+    var loggedRevisions: [Revision] { database.withLock { $0.log.map(\.event.revision) } }
+
+    /// The value stored for `key` at the root scope.
+    func storedValue(_ key: String) -> StoredValue? {
+        database.withLock { $0.values[key]?[.root] }
+    }
+
+    // MARK: What the test makes happen
+
+    /// Keeps the writer's queue from starting a turn until ``releaseWriter()``.
+    func holdWriter() {
+        writerQueue.suspend()
+    }
+
+    /// Lets the writer's queue run again.
+    func releaseWriter() {
+        writerQueue.resume()
+    }
+
+    /// Another host sets each key to its value at the root scope, one revision each; with
+    /// `notifying`, it announces the newest to the engine, as PostgreSQL's `NOTIFY` would.
+    ///
+    /// - Returns: The revision of the last change.
+    @discardableResult
+    func othersCommit(_ writes: [(key: String, value: JSONValue)], notifying: Bool = false) -> Revision {
+        let newest = database.withLock { database in
+            Self.commitElsewhere(writes, in: &database)
+            return database.newestRevision
+        }
+        if notifying {
+            for wake in wakes.withLock({ $0 }) { wake(newest) }
+        }
+        return newest
+    }
+
+    /// Another host commits `writes` just as the engine's next optimistic batch commits: after
+    /// the batch began, before its commit.
+    func atNextOptimisticCommit(othersCommit writes: [(key: String, value: JSONValue)]) {
+        database.withLock { $0.scripted.append(writes) }
+    }
+
+    /// Makes the next `count` commits of batches that hold the others off end in a deadlock with
+    /// another writer (on PostgreSQL, over a row both write at once), as the database breaks one:
+    /// nothing is written, and the batch may run again.
+    func deadlockNextCommits(_ count: Int) {
+        database.withLock { $0.deadlocks = count }
+    }
+
+    /// Logs `writes` as another writer's changes.
+    static func commitElsewhere(_ writes: [(key: String, value: JSONValue)], in database: inout Database) {
+        for write in writes {
+            database.newestRevision += 1
+            database.values[write.key, default: [:]][.root] = StoredValue(value: write.value, revision: database.newestRevision)
+            database.log.append(
+                LoggedChange(
+                    event: ChangeEvent(
+                        revision: database.newestRevision, kind: .set, key: write.key, scope: .root, value: write.value)))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import Synchronization
+
+/// The engine's write connection to a ``SharedMemoryStorage``, for one turn of its writer.
+///
+/// As on PostgreSQL, an optimistic batch holds no one off and writes nothing until it commits;
+/// its commit checks what others committed since the revision it worked on: a change to a key it
+/// read is a ``StorageConflict``, and otherwise its changes go after theirs, its revisions moved
+/// up. A batch that is not optimistic holds the others off from its start, so nothing is
+/// committed under it.
+final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
+    /// A row write the batch will make as it commits.
+    private enum Write {
+        case value(key: String, scope: ScopePath, StoredValue?)
+        case change(LoggedChange)
+        case outcome(StoredOutcome)
+    }
+
+    /// Why the fake refuses a call: it keeps no drafts or blobs.
+    struct Unsupported: Error {}
+
+    private let storage: SharedMemoryStorage
+    private var pending: [Write] = []
+    private var optimistic = false
+
+    init(storage: SharedMemoryStorage) {
+        self.storage = storage
+    }
+
+    // MARK: Transactions
+
+    var transactions: WriteTransactions { .shared(self) }
+
+    func begin(after revision: Revision, optimistic: Bool) throws -> ChangeLogPage {
+        pending = []
+        self.optimistic = optimistic
+        return storage.database.withLock { database in
+            database.attempts.append(optimistic)
+            let changes = optimistic ? [] : database.log.filter { $0.event.revision > revision }
+            return ChangeLogPage(changes: changes, oldestRevision: 1)
+        }
+    }
+
+    func commit(newestRevision: Revision, following base: Revision, keysRead: KeysRead) throws -> CommitRebase? {
+        defer { pending = [] }
+        return try storage.database.withLock { database in
+            if !optimistic, database.deadlocks > 0 {
+                database.deadlocks -= 1
+                throw StorageConflict("deadlock with another writer")
+            }
+            if optimistic, !database.scripted.isEmpty {
+                SharedMemoryStorage.commitElsewhere(database.scripted.removeFirst(), in: &database)
+            }
+            let others = optimistic ? database.log.filter { $0.event.revision > base } : []
+            if let touched = others.first(where: { change in change.event.key.map { keysRead.contains($0) } ?? false }) {
+                throw StorageConflict("another writer changed \(touched.event.key ?? "")")
+            }
+            let ownChanges = newestRevision > base
+            let shift = ownChanges ? Revision(others.count) : 0
+            let moved = { (revision: Revision) in revision > base ? revision + shift : revision }
+            for write in pending {
+                switch write {
+                case .value(let key, let scope, let stored?):
+                    database.values[key, default: [:]][scope] = StoredValue(value: stored.value, revision: moved(stored.revision))
+                case .value(let key, let scope, nil):
+                    database.values[key]?[scope] = nil
+                case .change(var change):
+                    change.event.revision = moved(change.event.revision)
+                    database.log.append(change)
+                case .outcome(var outcome):
+                    outcome.shift = shift
+                    database.outcomes[outcome.key] = outcome
+                }
+            }
+            database.newestRevision = max(database.newestRevision, moved(newestRevision))
+            database.commits.append(
+                SharedMemoryStorage.Commit(
+                    optimistic: optimistic, changes: pending.count { if case .change = $0 { true } else { false } },
+                    shift: others.isEmpty ? nil : shift))
+            return others.isEmpty ? nil : CommitRebase(shift: shift, committedBefore: ChangeLogPage(changes: others, oldestRevision: 1))
+        }
+    }
+
+    func rollback() {
+        pending = []
+    }
+
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let before = pending
+        do {
+            return try body()
+        } catch {
+            pending = before
+            throw error
+        }
+    }
+
+    func checkTransactionIsOpen() throws {}
+
+    func translate(_ error: any Error) -> any Error { error }
+
+    // MARK: Preferences
+
+    func upsertValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {
+        pending.append(.value(key: key, scope: scope, StoredValue(value: value, revision: revision)))
+    }
+
+    func deleteValue(key: String, scope: ScopePath) throws {
+        pending.append(.value(key: key, scope: scope, nil))
+    }
+
+    func insertLock(key: String, scope: ScopePath, revision: Revision) throws { throw Unsupported() }
+    func deleteLock(key: String, scope: ScopePath) throws { throw Unsupported() }
+    func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws { throw Unsupported() }
+
+    // MARK: Change log
+
+    func appendChange(_ change: LoggedChange, at time: Double) throws {
+        pending.append(.change(change))
+    }
+
+    func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {}
+
+    // MARK: Idempotent requests
+
+    func storedOutcomes(forKeys keys: [String]) throws -> [String: StoredOutcome] {
+        storage.database.withLock { database in database.outcomes.filter { keys.contains($0.key) } }
+    }
+
+    func storeOutcome(_ outcome: StoredOutcome) throws {
+        pending.append(.outcome(outcome))
+    }
+
+    func pruneOutcomes(storedBefore time: Double) throws {}
+
+    // MARK: Drafts and blobs
+
+    func draft(_ id: UUID) throws -> Draft? { nil }
+    func drafts(account: String?, thread: String?) throws -> [Draft] { [] }
+    func insertDraft(_ draft: Draft) throws { throw Unsupported() }
+    func updateDraft(_ draft: Draft) throws { throw Unsupported() }
+    func deleteDraft(_ draft: Draft) throws { throw Unsupported() }
+    func insertAttachment(_ attachment: Attachment) throws { throw Unsupported() }
+    func updateAttachment(_ attachment: Attachment) throws { throw Unsupported() }
+    func deleteAttachment(_ attachment: Attachment) throws { throw Unsupported() }
+    func blobExists(sha256: String) throws -> Bool { false }
+    func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws { throw Unsupported() }
+}
+
+extension KeysRead {
+    /// Whether `key` is among the keys read.
+    fileprivate func contains(_ key: String) -> Bool {
+        switch self {
+        case .all: true
+        case .some(let keys): keys.contains(key)
+        }
+    }
+}
