@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import PrefsEngine
 import Testing
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func takesWholePlainRequestsInOrderAndWaitsForTheRest() throws {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         #expect(Self.isIdle(machine))
         // A head in two reads: nothing until it is whole.
         #expect(machine.received(Self.bytes("GET /v1/prefs/a HTTP/1.1\r\n")) == .answer)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func answersNothingWhileTheConnectionTakesNoMore() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.get))
         guard case .none = machine.nextRequest(writable: false) else { Issue.record("answered into a full buffer"); return }
         #expect(machine.read(writable: false) == .hold)
@@ -76,7 +77,7 @@ import Testing
         "PUT /v1/prefs/a HTTP/1.1\r\nContent-Length: 2048\r\n\r\n", "get / HTTP/1.1\r\n\r\n",
     ])
     func stepsAsideForAnythingNotPlain(request: String) throws {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(request + Self.get))
         guard case .stepAside(let passing) = machine.nextRequest(writable: true) else {
             Issue.record("answered \(request)")
@@ -99,13 +100,13 @@ import Testing
     }
 
     @Test func aHeadTooLongToBePlainGoesToTheDecoder() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes("GET /" + String(repeating: "a", count: FrontAnswerHandler.maximumHeadBytes)))
         guard case .stepAside = machine.nextRequest(writable: true) else { Issue.record("waited for a long head"); return }
     }
 
     @Test func aRequestTheEndpointStreamsStepsAsideWithItsOwnBytes() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.put + Self.get))
         guard case .request = machine.nextRequest(writable: true) else { Issue.record("no request"); return }
         // The handler routes it to an upload: the request itself goes on.
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func whatFollowsAPendingAnswerWaitsAndReadingHoldsPastTheLimit() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.put))
         #expect(Self.take(&machine) != nil)
         machine.answerStarted(starting: true)
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func anAnswerThatComesWhileStartingLeavesWhatFollowsToTheLoop() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.put + Self.get))
         #expect(Self.take(&machine) != nil)
         machine.answerStarted(starting: true)
@@ -166,7 +167,7 @@ import Testing
     }
 
     @Test func anAnswerThatComesAfterTheConnectionWentIsDropped() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.put + Self.get))
         #expect(Self.take(&machine) != nil)
         machine.answerStarted(starting: false)
@@ -182,7 +183,7 @@ import Testing
     }
 
     @Test func aClosingAnswerEndsTheRequestsAndClosesWhenTheClientDoes() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.get + Self.get))
         #expect(Self.take(&machine) != nil)
         #expect(machine.read(writable: false) == .hold)
@@ -201,7 +202,7 @@ import Testing
     }
 
     @Test func theServerStoppingStepsAsideWithWhatIsPending() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes("GET /v1/pr"))
         guard case .stepAsideAndForward(let passing) = machine.eventTriggered(
             ChannelShouldQuiesceEvent(), isInputClosed: false, isQuiesce: true)
@@ -212,7 +213,7 @@ import Testing
         #expect(passing.map { String(buffer: $0) } == "GET /v1/pr")
         #expect(machine.isSteppedAside)
         // Other events in the idle state go on.
-        var other = Machine(maximumBodyBytes: 1024)
+        var other = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         guard case .forward = other.eventTriggered(ChannelEvent.inputClosed, isInputClosed: true, isQuiesce: false) else {
             Issue.record("kept the client's close with nothing to answer")
             return
@@ -220,7 +221,7 @@ import Testing
     }
 
     @Test func aWatchCarriesNothingElseAndEndsWhenItsClientGoes() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         _ = machine.received(Self.bytes(Self.get + Self.get))
         #expect(Self.take(&machine) != nil)
         let feed = Feed()
@@ -250,7 +251,7 @@ import Testing
     }
 
     @Test func aWatchThatEndsClosesTheConnectionAndOneGoneEndsItsWatch() {
-        var machine = Machine(maximumBodyBytes: 1024)
+        var machine = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         let feed = Feed()
         machine.watchStarted(feed)
         machine.watchEnded()
@@ -258,10 +259,17 @@ import Testing
         #expect(Self.isClosing(machine))
         #expect(machine.connectionGone() == nil)
 
-        var gone = Machine(maximumBodyBytes: 1024)
+        var gone = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
         gone.watchStarted(feed)
         #expect(gone.connectionGone() === feed)
         #expect(gone.feed == nil)
         #expect(Self.isClosing(gone))
+    }
+}
+
+extension PlainMethods {
+    /// The methods of a table with an endpoint for each of `methods`.
+    static func of(_ methods: [HTTPRequest.Method]) -> PlainMethods {
+        PlainMethods(methods.map { Endpoint($0, "/") { _ in .now(.json(ByteBuffer())) } })
     }
 }

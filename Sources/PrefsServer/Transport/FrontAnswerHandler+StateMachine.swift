@@ -99,6 +99,8 @@ extension FrontAnswerHandler {
         private(set) var state = State.idle
         /// The largest body taken here; a request with a larger one is the decoder's.
         let maximumBodyBytes: Int
+        /// The methods a plain request may name: the endpoint table's.
+        let methods: PlainMethods
         /// Bytes received and not yet handled: a request that has not arrived whole, or requests
         /// waiting for an answer or for the connection to take more answers.
         private var pending: ByteBuffer?
@@ -108,9 +110,10 @@ extension FrontAnswerHandler {
         /// Events that came while an answer was pending, in order.
         private var heldEvents: [Any] = []
 
-        /// A connection's state, taking bodies up to `maximumBodyBytes` itself.
-        init(maximumBodyBytes: Int) {
+        /// A connection's state, taking requests by `methods` with bodies up to `maximumBodyBytes` itself.
+        init(maximumBodyBytes: Int, methods: PlainMethods) {
             self.maximumBodyBytes = maximumBodyBytes
+            self.methods = methods
         }
 
         /// How many received bytes wait to be handled.
@@ -191,7 +194,7 @@ extension FrontAnswerHandler {
         mutating func nextRequest(writable: Bool) -> NextRequest {
             guard case .idle = state, let bytes = pending, bytes.readableBytes > 0, writable else { return .none }
             let head: PlainHead
-            switch PlainHead.parse(bytes) {
+            switch PlainHead.parse(bytes, methods: methods) {
             case .incomplete where bytes.readableBytes < FrontAnswerHandler.maximumHeadBytes:
                 return .none
             case .head(let parsed) where parsed.bodyLength <= maximumBodyBytes:

@@ -50,12 +50,13 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last answer written to a `GET` that kept the connection open, to write again as it is.
     private var lastWritten: WrittenAnswer?
 
-    /// Answers what `api` answers, taking bodies up to `maximumBodyBytes`, counting connections
-    /// per loop in `occupancy`.
-    init(api: API, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+    /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
+    /// worked out once per server) with bodies up to `maximumBodyBytes`, counting connections per
+    /// loop in `occupancy`.
+    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
         self.api = api
         self.occupancy = occupancy
-        state = StateMachine(maximumBodyBytes: maximumBodyBytes)
+        state = StateMachine(maximumBodyBytes: maximumBodyBytes, methods: methods)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -167,55 +168,51 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 delivery = api.deliver(request, to: endpoint)
             }
             state.requestTaken(head)
-            if case .answer(let answer) = delivery, case .whole(let body) = answer.body {
-                // The common case, written without a flush of its own.
-                send(answer, body: body, for: head, context: context)
-                wrote = true
-                if head.connection.close { return closeAfterAnswers(context: context) }
+            let answer: AnswerDelivery
+            switch delivery {
+            case .answer(let ready):
+                answer = AnswerDelivery(ready, method: head.method)
+            case .events(let feed):
+                answer = AnswerDelivery(events: feed, method: head.method)
+            case .pending(let begin):
+                if wrote {
+                    context.flush()
+                    wrote = false
+                }
+                awaitAnswer(begin, for: head, context: context)
                 continue
             }
-            if wrote {
-                context.flush()
-                wrote = false
-            }
-            start(delivery, for: head, context: context)
+            // A whole answer, the common case, is written without a flush of its own.
+            wrote = true
+            guard deliver(answer, for: head, context: context) else { continue }
+            if head.connection.close || answer.closes { return closeAfterAnswers(context: context) }
         }
     }
 
-    /// Starts a delivery that is not a whole answer at once: a pending answer, a file, a watch.
-    private func start(_ delivery: Delivery, for head: PlainHead, context: ChannelHandlerContext) {
-        switch delivery {
-        case .answer(let answer):
-            guard case .streamed(let length, let chunks) = answer.body else { return }
-            stream(answer, length: length, chunks: chunks, for: head, context: context)
-        case .pending(let begin):
-            state.answerStarted(starting: true)
-            defer { state.answerStartReturned() }
-            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-            begin { answer in
-                if bound.eventLoop.inEventLoop {
-                    bound.value.handler.answered(answer, for: head, context: bound.value.context)
-                } else {
-                    bound.eventLoop.execute { bound.value.handler.answered(answer, for: head, context: bound.value.context) }
-                }
+    /// Awaits a pending answer: what follows waits for it (``StateMachine/answerStarted(starting:)``).
+    private func awaitAnswer(
+        _ begin: @Sendable (_ deliver: @escaping @Sendable (Answer) -> Void) -> Void, for head: PlainHead,
+        context: ChannelHandlerContext
+    ) {
+        state.answerStarted(starting: true)
+        defer { state.answerStartReturned() }
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        begin { answer in
+            if bound.eventLoop.inEventLoop {
+                bound.value.handler.answered(answer, for: head, context: bound.value.context)
+            } else {
+                bound.eventLoop.execute { bound.value.handler.answered(answer, for: head, context: bound.value.context) }
             }
-        case .events(let feed):
-            watch(feed, for: head, context: context)
         }
     }
 
     /// Sends a pending answer, then takes up what waited for it.
     private func answered(_ answer: Answer, for head: PlainHead, context: ChannelHandlerContext) {
         guard case .send(let takeUpWaiting) = state.answerFinished() else { return }
-        guard case .whole(let body) = answer.body else {
-            start(.answer(answer), for: head, context: context)
-            // A file's head alone (`HEAD`) is the whole answer: what waited goes on.
-            if takeUpWaiting { self.takeUpWaiting(context: context) }
-            return
-        }
-        send(answer, body: body, for: head, context: context)
+        let delivery = AnswerDelivery(answer, method: head.method)
+        guard deliver(delivery, for: head, context: context) else { return }
         context.flush()
-        if head.connection.close { return closeAfterAnswers(context: context) }
+        if head.connection.close || delivery.closes { return closeAfterAnswers(context: context) }
         // Answered at once: the loop that started it goes on by itself.
         if takeUpWaiting { self.takeUpWaiting(context: context) }
     }
@@ -228,35 +225,37 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         resumeReading(context: context)
     }
 
-    /// Writes a whole answer (its head only, for `HEAD`).
-    private func send(_ answer: Answer, body: ByteBuffer, for head: PlainHead, context: ChannelHandlerContext) {
-        guard head.method == .get, !head.connection.close else {
-            let bytes = AnswerEncoding.encoded(
-                answer, bytes: body, headOnly: head.method == .head, close: head.connection.close,
-                allocator: context.channel.allocator)
-            return context.write(NIOAny(bytes), promise: nil)
+    /// Writes `delivery` to the request `head`: its head, and a whole body at once (not flushed);
+    /// a file then goes on as the engine reads it, a watch as its feed has events.
+    /// - Returns: Whether the answer is written whole.
+    private func deliver(_ delivery: AnswerDelivery, for head: PlainHead, context: ChannelHandlerContext) -> Bool {
+        let allocator = context.channel.allocator
+        if case .whole(let body) = delivery.body, head.method == .get, !head.connection.close {
+            if lastWritten?.answers(delivery, body: body) != true {
+                lastWritten = WrittenAnswer(delivery, body: body, allocator: allocator)
+            }
+            context.write(NIOAny(lastWritten!.bytes), promise: nil)
+            return true
         }
-        if lastWritten?.answers(answer, body: body) != true {
-            lastWritten = WrittenAnswer(answer, body: body, allocator: context.channel.allocator)
+        let bytes = AnswerEncoding.encoded(delivery, close: head.connection.close, allocator: allocator)
+        switch delivery.body {
+        case .none, .whole:
+            context.write(NIOAny(bytes), promise: nil)
+            return true
+        case .file(let chunks):
+            context.writeAndFlush(NIOAny(bytes), promise: nil)
+            stream(chunks, for: head, context: context)
+            return false
+        case .events(let feed):
+            context.write(NIOAny(bytes), promise: nil)
+            watch(feed, context: context)
+            return false
         }
-        context.write(NIOAny(lastWritten!.bytes), promise: nil)
     }
 
     /// Sends a file as the engine reads it, a chunk at a time, each once the one before is
     /// written: the connection's buffer holds one chunk, not the file.
-    private func stream(
-        _ answer: Answer, length: Int, chunks: AsyncThrowingStream<Data, any Error>, for head: PlainHead,
-        context: ChannelHandlerContext
-    ) {
-        var buffer = context.channel.allocator.buffer(capacity: 192)
-        AnswerEncoding.writeHead(
-            status: answer.status, fields: answer.fields, contentLength: length, close: head.connection.close, into: &buffer)
-        context.writeAndFlush(NIOAny(buffer), promise: nil)
-        guard head.method != .head else {
-            // The head is the whole answer; the file is not read (dropping it releases it).
-            if head.connection.close { closeAfterAnswers(context: context) }
-            return
-        }
+    private func stream(_ chunks: AsyncThrowingStream<Data, any Error>, for head: PlainHead, context: ChannelHandlerContext) {
         state.answerStarted(starting: false)
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         let loop = context.eventLoop
@@ -285,18 +284,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Watches
 
-    /// Streams a watch: its head and opening, then its events as the feed has them.
-    private func watch(_ feed: any WatchFeed, for head: PlainHead, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 256)
-        AnswerEncoding.writeHead(
-            status: .ok, fields: ServerSentEvent.headFields, contentLength: nil, close: true, into: &buffer)
-        guard head.method != .head else {
-            feed.end()
-            context.writeAndFlush(NIOAny(buffer), promise: nil)
-            return closeAfterAnswers(context: context)
-        }
-        buffer.writeImmutableBuffer(AnswerEncoding.chunk(ServerSentEvent.opening, allocator: context.channel.allocator))
-        context.write(NIOAny(buffer), promise: nil)
+    /// Streams a watch whose head and opening are written: its events as the feed has them.
+    private func watch(_ feed: any WatchFeed, context: ChannelHandlerContext) {
         state.watchStarted(feed)
         // The connection reads no more requests: the decoder behind would keep its parser and
         // buffers for as long as the watch lasts.
@@ -313,25 +302,24 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// ends the answer and the connection.
     private func writeEvents(context: ChannelHandlerContext) {
         guard let feed = state.feed else { return }
+        let allocator = context.channel.allocator
         var wrote = false
         defer { if wrote { context.flush() } }
         while context.channel.isWritable {
-            switch feed.poll() {
-            case .event(let event):
-                context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(event), allocator: context.channel.allocator)), promise: nil)
+            switch AnswerDelivery.part(for: feed.poll()) {
+            case .write(let bytes):
+                context.write(NIOAny(AnswerEncoding.chunk(bytes, allocator: allocator)), promise: nil)
                 wrote = true
-            case .waiting:
+            case .wait:
                 return
-            case .ended(let error):
+            case .end(let last):
                 state.watchEnded()
-                if let error = error as? PrefsError {
-                    context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(error), allocator: context.channel.allocator)), promise: nil)
-                }
+                if let last { context.write(NIOAny(AnswerEncoding.chunk(last, allocator: allocator)), promise: nil) }
                 // A watch's client sends nothing more on its connection: close it whole once the
                 // end is written, without waiting for the client to close its side.
                 wrote = false
                 let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: AnswerEncoding.lastChunk)))
+                context.writeAndFlush(NIOAny(allocator.buffer(string: AnswerEncoding.lastChunk)))
                     .whenComplete { _ in loopBound.value.close(promise: nil) }
                 return
             }
