@@ -164,6 +164,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 case .none:
                     break
                 }
+                // Why a lone connection's write may commit on this loop: ``EventLoopOccupancy``.
                 request.commitsHere = occupancy.isAlone(on: context.eventLoop)
                 delivery = api.deliver(request, to: endpoint)
             }
