@@ -29,7 +29,7 @@ struct Serving {
 
     /// The raw-bytes handler as the server builds it.
     func front() -> FrontAnswerHandler {
-        FrontAnswerHandler(api: api, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
+        FrontAnswerHandler(api: api, methods: PlainMethods(api.endpoints), occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
     }
 }
 
@@ -152,7 +152,7 @@ struct Serving {
 
     /// The parts of a plain head, or what `parse` found instead.
     static func parsed(_ text: String) -> String {
-        switch PlainHead.parse(ByteBuffer(string: text)) {
+        switch PlainHead.parse(ByteBuffer(string: text), methods: .of([.get, .put, .delete])) {
         case .head(let head):
             "\(head.method.rawValue) \(head.target) length \(head.length) body \(head.bodyLength) close \(head.connection.close)"
         case .incomplete: "incomplete"

@@ -3,23 +3,33 @@ import NIOCore
 import NIOHTTP1
 
 /// Answers as bytes, for the raw-bytes path (``FrontAnswerHandler``): the same bytes Hummingbird
-/// and NIO's HTTP/1 encoder send for the same ``Answer`` — its fields in order, then
+/// and NIO's HTTP/1 encoder send for the same ``AnswerDelivery`` — its fields in order, then
 /// `Content-Length` (or, for a stream of unknown length, chunked framing), `Date`,
 /// `Server: prefsd`, and `Connection: close` when the connection closes after it.
 enum AnswerEncoding {
-    /// A whole answer, head and body (no body for a `HEAD` request, `headOnly`).
-    static func encoded(_ answer: Answer, bytes: ByteBuffer, headOnly: Bool, close: Bool, allocator: ByteBufferAllocator)
-        -> ByteBuffer
-    {
-        var buffer = allocator.buffer(capacity: 192 + (headOnly ? 0 : bytes.readableBytes))
-        writeHead(status: answer.status, fields: answer.fields, contentLength: bytes.readableBytes, close: close, into: &buffer)
-        if !headOnly { buffer.writeImmutableBuffer(bytes) }
+    /// `delivery`'s head, and what of its body is ready now: a whole body, or a watch's opening.
+    /// - Parameters:
+    ///   - delivery: What to send.
+    ///   - close: Whether the connection closes after it (the head says so).
+    ///   - allocator: Where the bytes are allocated.
+    /// - Returns: The bytes to write.
+    static func encoded(_ delivery: AnswerDelivery, close: Bool, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var capacity = 192
+        if case .whole(let bytes) = delivery.body { capacity += bytes.readableBytes }
+        var buffer = allocator.buffer(capacity: capacity)
+        writeHead(
+            status: delivery.status, fields: delivery.fields, contentLength: delivery.contentLength, close: close, into: &buffer)
+        switch delivery.body {
+        case .whole(let bytes): buffer.writeImmutableBuffer(bytes)
+        case .events: buffer.writeImmutableBuffer(chunk(ServerSentEvent.opening, allocator: allocator))
+        case .none, .file: break
+        }
         return buffer
     }
 
     /// Writes a head: the status line, `fields` in order, `Content-Length` (or chunked framing when
     /// nil), `Date`, `Server`, and `Connection: close` with `close` unless `fields` say it.
-    static func writeHead(
+    private static func writeHead(
         status: HTTPResponse.Status, fields: [HTTPField], contentLength: Int?, close: Bool, into buffer: inout ByteBuffer
     ) {
         if status == .ok {

@@ -18,13 +18,15 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     static let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 1 << 20)
 
     private let api: API
+    private let methods: PlainMethods
     private let occupancy: EventLoopOccupancy
     private let maximumBodyBytes: Int
 
-    /// Sets up connections to `api`, whose raw-bytes path takes bodies up to `maximumBodyBytes`
-    /// and counts connections per loop in `occupancy`.
-    init(api: API, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+    /// Sets up connections to `api`, whose raw-bytes path takes requests by `methods` with bodies
+    /// up to `maximumBodyBytes` and counts connections per loop in `occupancy`.
+    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
         self.api = api
+        self.methods = methods
         self.occupancy = occupancy
         self.maximumBodyBytes = maximumBodyBytes
     }
@@ -35,7 +37,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
             try? pipeline.addHandler(HTTP1ConnectionHandler(), position: .before(codec))
         }
-        let front = FrontAnswerHandler(api: api, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
+        let front = FrontAnswerHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
         try? pipeline.addHandler(front, position: .first)
         pipeline.removeHandler(context: context, promise: nil)
     }

@@ -30,6 +30,9 @@ import PrefsKit
 /// every read from the socket passes through every handler of the pipeline, which costs a plain
 /// request more than its parsing; from the front it costs one call. It also keeps the count of
 /// connections on its event loop (``EventLoopOccupancy``).
+///
+/// What it takes, holds and answers is kept in a ``StateMachine``; the handler performs the
+/// actions it returns, and answers through ``API``.
 final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -42,35 +45,18 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let api: API
     private let occupancy: EventLoopOccupancy
-    /// The largest body taken here; a request with a larger one is the decoder's.
-    private let maximumBodyBytes: Int
-    /// Bytes received and not yet handled: a request that has not arrived whole, or requests
-    /// waiting for an answer or for the connection to take more answers.
-    private var pending: ByteBuffer?
-    /// Whether a read from the socket is held back until an answer is sent or the connection
-    /// takes more answers.
-    private var readHeld = false
-    private var steppedAside = false
-    /// Whether an answer is pending; meanwhile events wait in `heldEvents`, in order.
-    private var answering = false
-    private var heldEvents: [Any] = []
-    /// Whether a delivery is being started: an answer that comes at once leaves taking up what
-    /// follows to the loop that started it.
-    private var starting = false
-    /// Whether an answer has asked to close the connection (or the connection has gone): nothing
-    /// more is answered.
-    private var closing = false
-    /// The watch the connection streams, once it streams one.
-    private var feed: (any WatchFeed)?
+    /// What is taken, held and answered; this handler performs what it says.
+    private var state: StateMachine
     /// The last answer written to a `GET` that kept the connection open, to write again as it is.
     private var lastWritten: WrittenAnswer?
 
-    /// Answers what `api` answers, taking bodies up to `maximumBodyBytes`, counting connections
-    /// per loop in `occupancy`.
-    init(api: API, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+    /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
+    /// worked out once per server) with bodies up to `maximumBodyBytes`, counting connections per
+    /// loop in `occupancy`.
+    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
         self.api = api
         self.occupancy = occupancy
-        self.maximumBodyBytes = maximumBodyBytes
+        state = StateMachine(maximumBodyBytes: maximumBodyBytes, methods: methods)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -84,74 +70,62 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // Before stepping aside, nothing has gone on to the handlers behind.
-        guard !steppedAside else { return context.fireChannelReadComplete() }
-        read(context: context)
+        switch state.readComplete() {
+        case .forward: context.fireChannelReadComplete()
+        case .read: read(context: context)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         occupancy.connectionClosed(on: context.eventLoop)
-        closing = true
-        endFeed()
+        state.connectionGone()?.end()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !steppedAside else { return context.fireChannelRead(data) }
-        // A connection that streams a watch carries nothing else.
-        guard feed == nil else { return }
-        var bytes = unwrapInboundIn(data)
-        if var earlier = pending {
-            pending = nil  // so that appending does not copy
-            earlier.writeBuffer(&bytes)
-            bytes = earlier
+        switch state.received(unwrapInboundIn(data)) {
+        case .forward: context.fireChannelRead(data)
+        case .answer: answerPending(context: context)
+        case .drop, .wait: break
         }
-        pending = bytes
-        if !answering { answerPending(context: context) }
     }
 
     func read(context: ChannelHandlerContext) {
-        let pendingBytes = pending?.readableBytes ?? 0
-        if !steppedAside, feed == nil,
-            !context.channel.isWritable || (answering && pendingBytes >= Self.maximumPendingBytes)
-        {
-            readHeld = true
-            return
-        }
-        context.read()
+        if state.read(writable: context.channel.isWritable) == .read { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, !steppedAside {
-            if feed != nil {
+        if context.channel.isWritable {
+            switch state.writable() {
+            case .writeEvents:
                 writeEvents(context: context)
-            } else if !answering {
+            case .answerPending:
                 answerPending(context: context)
                 resumeReading(context: context)
+            case .none:
+                break
             }
         }
         context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard !answering else { return heldEvents.append(event) }
-        if case .some(.inputClosed) = event as? ChannelEvent, !steppedAside, feed != nil || closing {
-            // The client has gone: end its watch now, not at its next event; or the client has
-            // closed its side after the last answer.
-            endFeed()
-            return context.close(promise: nil)
+        let isInputClosed = if case .some(.inputClosed) = event as? ChannelEvent { true } else { false }
+        switch state.eventTriggered(event, isInputClosed: isInputClosed, isQuiesce: event is ChannelShouldQuiesceEvent) {
+        case .forward:
+            context.fireUserInboundEventTriggered(event)
+        case .none:
+            break
+        case .close(let feed):
+            feed?.end()
+            context.close(promise: nil)
+        case .stepAsideAndForward(let bytes):
+            stepAside(passing: bytes, context: context)
+            context.fireUserInboundEventTriggered(event)
         }
-        if event is ChannelShouldQuiesceEvent, !steppedAside {
-            // The engine ends watches at shutdown, and the connection closes after the last event.
-            if feed != nil { return }
-            stepAside(passing: pending, context: context)
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        pending = nil
-        closing = true
-        endFeed()
+        state.connectionGone()?.end()
         context.fireChannelInactive()
     }
 
@@ -160,29 +134,18 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Answers the plain requests among the pending bytes while the connection takes answers,
     /// up to one whose answer must wait.
     private func answerPending(context: ChannelHandlerContext) {
-        guard var bytes = pending else { return }
-        pending = nil
         var wrote = false
         defer { if wrote { context.flush() } }
-        while bytes.readableBytes > 0, !closing, !answering, feed == nil {
-            guard context.channel.isWritable else {
-                pending = bytes
-                return
-            }
+        while true {
             let head: PlainHead
-            switch PlainHead.parse(bytes) {
-            case .incomplete where bytes.readableBytes < Self.maximumHeadBytes:
-                pending = bytes
+            let body: ByteBuffer?
+            switch state.nextRequest(writable: context.channel.isWritable) {
+            case .none:
                 return
-            case .head(let parsed) where parsed.bodyLength <= maximumBodyBytes:
-                head = parsed
-            case .head, .incomplete, .other:
-                // Not plain: this request and all that follow are the decoder's.
+            case .stepAside(let bytes):
                 return stepAside(passing: bytes, context: context)
-            }
-            guard bytes.readableBytes >= head.length + head.bodyLength else {
-                pending = bytes
-                return
+            case .request(let parsed, let bytes):
+                (head, body) = (parsed, bytes)
             }
             var request = EndpointRequest(method: head.method, target: head.target, headers: head.fields)
             let delivery: Delivery
@@ -192,119 +155,109 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .endpoint(let endpoint):
                 switch endpoint.body {
                 case .streamed:
-                    return stepAside(passing: bytes, context: context)
+                    return stepAside(passing: state.stepAside(), context: context)
                 case .whole(let limit) where head.bodyLength > limit:
                     // Refused by the decoder's path, which words it and drains the body.
-                    return stepAside(passing: bytes, context: context)
+                    return stepAside(passing: state.stepAside(), context: context)
                 case .whole:
-                    request.body = bytes.getSlice(at: bytes.readerIndex + head.length, length: head.bodyLength)
+                    request.body = body
                 case .none:
                     break
                 }
+                // Why a lone connection's write may commit on this loop: ``EventLoopOccupancy``.
                 request.commitsHere = occupancy.isAlone(on: context.eventLoop)
                 delivery = api.deliver(request, to: endpoint)
             }
-            bytes.moveReaderIndex(forwardBy: head.length + head.bodyLength)
-            if case .answer(let answer) = delivery, case .whole(let body) = answer.body {
-                // The common case, written without a flush of its own.
-                send(answer, body: body, for: head, context: context)
-                wrote = true
-                if head.connection.close { return closeAfterAnswers(context: context) }
+            state.requestTaken(head)
+            let answer: AnswerDelivery
+            switch delivery {
+            case .answer(let ready):
+                answer = AnswerDelivery(ready, method: head.method)
+            case .events(let feed):
+                answer = AnswerDelivery(events: feed, method: head.method)
+            case .pending(let begin):
+                if wrote {
+                    context.flush()
+                    wrote = false
+                }
+                awaitAnswer(begin, for: head, context: context)
                 continue
             }
-            if wrote {
-                context.flush()
-                wrote = false
-            }
-            pending = bytes
-            start(delivery, for: head, context: context)
-            guard !answering else { return }
-            bytes = pending ?? ByteBuffer()
-            pending = nil
+            // A whole answer, the common case, is written without a flush of its own.
+            wrote = true
+            guard deliver(answer, for: head, context: context) else { continue }
+            if head.connection.close || answer.closes { return closeAfterAnswers(context: context) }
         }
-        if bytes.readableBytes > 0 { pending = bytes }
     }
 
-    /// Starts a delivery that is not a whole answer at once: a pending answer, a file, a watch.
-    private func start(_ delivery: Delivery, for head: PlainHead, context: ChannelHandlerContext) {
-        switch delivery {
-        case .answer(let answer):
-            guard case .streamed(let length, let chunks) = answer.body else { return }
-            stream(answer, length: length, chunks: chunks, for: head, context: context)
-        case .pending(let begin):
-            answering = true
-            starting = true
-            defer { starting = false }
-            let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-            begin { answer in
-                if bound.eventLoop.inEventLoop {
-                    bound.value.handler.answered(answer, for: head, context: bound.value.context)
-                } else {
-                    bound.eventLoop.execute { bound.value.handler.answered(answer, for: head, context: bound.value.context) }
-                }
+    /// Awaits a pending answer: what follows waits for it (``StateMachine/answerStarted(starting:)``).
+    private func awaitAnswer(
+        _ begin: @Sendable (_ deliver: @escaping @Sendable (Answer) -> Void) -> Void, for head: PlainHead,
+        context: ChannelHandlerContext
+    ) {
+        state.answerStarted(starting: true)
+        defer { state.answerStartReturned() }
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        begin { answer in
+            if bound.eventLoop.inEventLoop {
+                bound.value.handler.answered(answer, for: head, context: bound.value.context)
+            } else {
+                bound.eventLoop.execute { bound.value.handler.answered(answer, for: head, context: bound.value.context) }
             }
-        case .events(let feed):
-            watch(feed, for: head, context: context)
         }
     }
 
     /// Sends a pending answer, then takes up what waited for it.
     private func answered(_ answer: Answer, for head: PlainHead, context: ChannelHandlerContext) {
-        guard case .whole(let body) = answer.body else {
-            answering = false
-            return start(.answer(answer), for: head, context: context)
-        }
-        answering = false
-        guard !closing else { return }
-        send(answer, body: body, for: head, context: context)
+        guard case .send(let takeUpWaiting) = state.answerFinished() else { return }
+        let delivery = AnswerDelivery(answer, method: head.method)
+        guard deliver(delivery, for: head, context: context) else { return }
         context.flush()
-        if head.connection.close { return closeAfterAnswers(context: context) }
+        if head.connection.close || delivery.closes { return closeAfterAnswers(context: context) }
         // Answered at once: the loop that started it goes on by itself.
-        guard !starting else { return }
-        takeUpWaiting(context: context)
+        if takeUpWaiting { self.takeUpWaiting(context: context) }
     }
 
     /// After an answer: the requests and events that waited for it.
     private func takeUpWaiting(context: ChannelHandlerContext) {
         answerPending(context: context)
-        guard !answering, feed == nil else { return }
-        let events = heldEvents
-        heldEvents = []
+        guard let events = state.takeHeldEvents() else { return }
         for event in events { userInboundEventTriggered(context: context, event: event) }
         resumeReading(context: context)
     }
 
-    /// Writes a whole answer (its head only, for `HEAD`).
-    private func send(_ answer: Answer, body: ByteBuffer, for head: PlainHead, context: ChannelHandlerContext) {
-        guard head.method == .get, !head.connection.close else {
-            let bytes = AnswerEncoding.encoded(
-                answer, bytes: body, headOnly: head.method == .head, close: head.connection.close,
-                allocator: context.channel.allocator)
-            return context.write(NIOAny(bytes), promise: nil)
+    /// Writes `delivery` to the request `head`: its head, and a whole body at once (not flushed);
+    /// a file then goes on as the engine reads it, a watch as its feed has events.
+    /// - Returns: Whether the answer is written whole.
+    private func deliver(_ delivery: AnswerDelivery, for head: PlainHead, context: ChannelHandlerContext) -> Bool {
+        let allocator = context.channel.allocator
+        if case .whole(let body) = delivery.body, head.method == .get, !head.connection.close {
+            if lastWritten?.answers(delivery, body: body) != true {
+                lastWritten = WrittenAnswer(delivery, body: body, allocator: allocator)
+            }
+            context.write(NIOAny(lastWritten!.bytes), promise: nil)
+            return true
         }
-        if lastWritten?.answers(answer, body: body) != true {
-            lastWritten = WrittenAnswer(answer, body: body, allocator: context.channel.allocator)
+        let bytes = AnswerEncoding.encoded(delivery, close: head.connection.close, allocator: allocator)
+        switch delivery.body {
+        case .none, .whole:
+            context.write(NIOAny(bytes), promise: nil)
+            return true
+        case .file(let chunks):
+            context.writeAndFlush(NIOAny(bytes), promise: nil)
+            stream(chunks, for: head, context: context)
+            return false
+        case .events(let feed):
+            context.write(NIOAny(bytes), promise: nil)
+            watch(feed, context: context)
+            return false
         }
-        context.write(NIOAny(lastWritten!.bytes), promise: nil)
     }
 
     /// Sends a file as the engine reads it, a chunk at a time, each once the one before is
     /// written: the connection's buffer holds one chunk, not the file.
-    private func stream(
-        _ answer: Answer, length: Int, chunks: AsyncThrowingStream<Data, any Error>, for head: PlainHead,
-        context: ChannelHandlerContext
-    ) {
-        answering = true
-        var buffer = context.channel.allocator.buffer(capacity: 192)
-        AnswerEncoding.writeHead(
-            status: answer.status, fields: answer.fields, contentLength: length, close: head.connection.close, into: &buffer)
-        context.writeAndFlush(NIOAny(buffer), promise: nil)
-        guard head.method != .head else {
-            // The head is the whole answer; the file is not read (dropping it releases it).
-            answering = false
-            if head.connection.close { closeAfterAnswers(context: context) }
-            return
-        }
+    private func stream(_ chunks: AsyncThrowingStream<Data, any Error>, for head: PlainHead, context: ChannelHandlerContext) {
+        state.answerStarted(starting: false)
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         let loop = context.eventLoop
         Task {
@@ -325,27 +278,16 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A file is sent: take up what waited.
     private func finishedStream(for head: PlainHead, context: ChannelHandlerContext) {
-        answering = false
+        guard case .send = state.answerFinished() else { return }
         if head.connection.close { return closeAfterAnswers(context: context) }
         takeUpWaiting(context: context)
     }
 
     // MARK: Watches
 
-    /// Streams a watch: its head and opening, then its events as the feed has them.
-    private func watch(_ feed: any WatchFeed, for head: PlainHead, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 256)
-        AnswerEncoding.writeHead(
-            status: .ok, fields: ServerSentEvent.headFields, contentLength: nil, close: true, into: &buffer)
-        guard head.method != .head else {
-            feed.end()
-            context.writeAndFlush(NIOAny(buffer), promise: nil)
-            return closeAfterAnswers(context: context)
-        }
-        buffer.writeImmutableBuffer(AnswerEncoding.chunk(ServerSentEvent.opening, allocator: context.channel.allocator))
-        context.write(NIOAny(buffer), promise: nil)
-        self.feed = feed
-        pending = nil
+    /// Streams a watch whose head and opening are written: its events as the feed has them.
+    private func watch(_ feed: any WatchFeed, context: ChannelHandlerContext) {
+        state.watchStarted(feed)
         // The connection reads no more requests: the decoder behind would keep its parser and
         // buffers for as long as the watch lasts.
         RequestDecoderRemoval.removeDecoder(from: context)
@@ -360,36 +302,29 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes the feed's waiting events while the connection takes them; at the feed's end,
     /// ends the answer and the connection.
     private func writeEvents(context: ChannelHandlerContext) {
-        guard let feed else { return }
+        guard let feed = state.feed else { return }
+        let allocator = context.channel.allocator
         var wrote = false
         defer { if wrote { context.flush() } }
         while context.channel.isWritable {
-            switch feed.poll() {
-            case .event(let event):
-                context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(event), allocator: context.channel.allocator)), promise: nil)
+            switch AnswerDelivery.part(for: feed.poll()) {
+            case .write(let bytes):
+                context.write(NIOAny(AnswerEncoding.chunk(bytes, allocator: allocator)), promise: nil)
                 wrote = true
-            case .waiting:
+            case .wait:
                 return
-            case .ended(let error):
-                self.feed = nil
-                if let error = error as? PrefsError {
-                    context.write(NIOAny(AnswerEncoding.chunk(ServerSentEvent.encode(error), allocator: context.channel.allocator)), promise: nil)
-                }
+            case .end(let last):
+                state.watchEnded()
+                if let last { context.write(NIOAny(AnswerEncoding.chunk(last, allocator: allocator)), promise: nil) }
                 // A watch's client sends nothing more on its connection: close it whole once the
                 // end is written, without waiting for the client to close its side.
                 wrote = false
-                closing = true
                 let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: AnswerEncoding.lastChunk)))
+                context.writeAndFlush(NIOAny(allocator.buffer(string: AnswerEncoding.lastChunk)))
                     .whenComplete { _ in loopBound.value.close(promise: nil) }
                 return
             }
         }
-    }
-
-    private func endFeed() {
-        feed?.end()
-        feed = nil
     }
 
     // MARK: The connection
@@ -398,24 +333,20 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// once the client closes its own — closing at once would reset the connection if the client's
     /// bytes are still unread, and the last answer could be lost with them.
     private func closeAfterAnswers(context: ChannelHandlerContext) {
-        closing = true
-        pending = nil
+        let resume = state.closeAfterAnswers()
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(NIOAny(context.channel.allocator.buffer(capacity: 0))).whenComplete { _ in
             loopBound.value.close(mode: .output).whenFailure { _ in loopBound.value.close(promise: nil) }
         }
-        resumeReading(context: context)
+        if resume == .read { context.read() }
     }
 
     private func resumeReading(context: ChannelHandlerContext) {
-        guard readHeld else { return }
-        readHeld = false
-        context.read()
+        if state.resumeReading() == .read { context.read() }
     }
 
+    /// Hands the connection to the decoder (the state has stepped aside), passing it `bytes`.
     private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
-        steppedAside = true
-        pending = nil
         // NIO reads again after every read from now on, as the handlers behind expect.
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
         if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }

@@ -21,112 +21,79 @@ import PrefsKit
 ///   follows on it cannot be framed. A body that breaks off fails the route reading it (the router
 ///   answers the 400, and nothing is stored); a head that breaks off is answered here, after the
 ///   answers still due. No second answer follows the one a request got.
+///
+/// The rules are kept in a ``StateMachine``; the handler performs the actions it returns.
 final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// What the answer to a request owes it.
-    private struct Request {
-        /// Whether the connection stays open after the answer.
-        var persists: Bool
-        /// Whether the request was HTTP/1.0.
-        var http10: Bool
-    }
-
-    /// The requests passed on whose answers have not ended yet, oldest first.
-    private var unanswered = CircularBuffer<Request>()
-    /// Whether a request's body is being read: its head has passed, its end has not.
-    private var readingBody = false
-    /// Whether the connection closes once the answer being written ends.
-    private var closeAfterAnswer = false
-    /// Once a request's body could not be parsed: how many answers may still end before the
-    /// connection closes.
-    private var answersBeforeClosing: Int?
-    /// The answer to a request whose head could not be parsed, sent once the answers before it end.
-    private var refusal: PrefsError?
-    /// Whether the connection is closing: nothing more is answered.
-    private var closing = false
+    /// The connection's rules; this handler performs what they say.
+    private var state = StateMachine()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing, refusal == nil else { return }
         switch unwrapInboundIn(data) {
         case .head(var head):
             let http10 = head.version.major == 1 && head.version.minor == 0
-            let persists = ConnectionOptions(head.headers["connection"]).persists(http10: http10)
-            if !persists { head.headers.replaceOrAdd(name: "Connection", value: "close") }
-            unanswered.append(Request(persists: persists, http10: http10))
-            readingBody = true
-            context.fireChannelRead(wrapInboundOut(.head(head)))
+            switch state.headReceived(http10: http10, connection: ConnectionOptions(head.headers["connection"])) {
+            case .pass: context.fireChannelRead(data)
+            case .passClosing:
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+            case .drop: break
+            }
         case .body:
-            context.fireChannelRead(data)
+            if state.bodyReceived() == .pass { context.fireChannelRead(data) }
         case .end:
-            readingBody = false
-            context.fireChannelRead(data)
+            if state.endReceived() == .pass { context.fireChannelRead(data) }
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Once the connection is to close, NIO's decoder only repeats that it has failed.
-        guard !closing, refusal == nil, answersBeforeClosing == nil else { return }
-        guard let error = error as? HTTPParserError else { return context.fireErrorCaught(error) }
-        if readingBody {
-            // The body's reader fails with the error, and the router answers it.
-            readingBody = false
-            answersBeforeClosing = unanswered.count
-            return context.fireErrorCaught(error)
+        switch state.errorCaught(error) {
+        case .forward: context.fireErrorCaught(error)
+        case .ignore: break
+        case .refuse(let refusal): refuse(with: refusal, context: context)
         }
-        // A connection closing after the answers due has nothing more to say.
-        guard unanswered.last?.persists ?? true else { return }
-        refusal = error.refusal
-        if unanswered.isEmpty { refuse(context: context) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !closing else {
-            // A second answer to a request that could not be parsed (Hummingbird's own).
-            promise?.succeed(())
-            return
-        }
         switch unwrapOutboundIn(data) {
         case .head(var head):
-            guard let request = unanswered.first else { return context.write(data, promise: promise) }
-            var closes = !request.persists || answersBeforeClosing == 1
-            if request.http10, head.status.mayHaveResponseBody, !head.headers.contains(name: "content-length") {
-                head.version = .http1_0
-                closes = true
+            let action = state.headWritten(
+                mayHaveBody: head.status.mayHaveResponseBody, hasContentLength: head.headers.contains(name: "content-length"),
+                says: ConnectionOptions(head.headers["connection"]))
+            guard case .write(let http10StatusLine, let connection) = action else {
+                // A second answer to a request that could not be parsed (Hummingbird's own).
+                promise?.succeed(())
+                return
             }
-            // An answer that says so already is left as it is, the same bytes on every path.
-            let says = ConnectionOptions(head.headers["connection"])
-            if closes, !says.close {
-                head.headers.replaceOrAdd(name: "Connection", value: "close")
-            } else if !closes, request.http10, !says.keepAlive {
-                head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-            }
-            // A request that does not persist has its answer's writer close the connection.
-            closeAfterAnswer = closes && (request.persists || answersBeforeClosing == 1)
+            if http10StatusLine { head.version = .http1_0 }
+            if let connection { head.headers.replaceOrAdd(name: "Connection", value: connection) }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .body:
-            context.write(data, promise: promise)
-        case .end:
-            guard let request = unanswered.popFirst() else { return context.write(data, promise: promise) }
-            if let remaining = answersBeforeClosing { answersBeforeClosing = remaining - 1 }
-            guard !closeAfterAnswer else {
-                closing = true
-                return closeAfter(context.write(data), promise: promise, context: context)
+            switch state.bodyWritten() {
+            case .write: context.write(data, promise: promise)
+            case .drop: promise?.succeed(())
             }
-            // Its writer closes the connection after it: nothing more is answered.
-            if !request.persists { closing = true }
-            context.write(data, promise: promise)
-            if unanswered.isEmpty, refusal != nil { refuse(context: context) }
+        case .end:
+            switch state.endWritten() {
+            case .write:
+                context.write(data, promise: promise)
+            case .writeAndClose:
+                closeAfter(context.write(data), promise: promise, context: context)
+            case .writeThenRefuse(let refusal):
+                context.write(data, promise: promise)
+                refuse(with: refusal, context: context)
+            case .drop:
+                promise?.succeed(())
+            }
         }
     }
 
-    /// Answers the request that could not be parsed with its ``refusal``, then closes.
-    private func refuse(context: ChannelHandlerContext) {
-        guard let refusal else { return }
-        closing = true
+    /// Answers the request that could not be parsed with `refusal`, then closes.
+    private func refuse(with refusal: PrefsError, context: ChannelHandlerContext) {
         let answer = Answer.error(refusal)
         guard case .whole(let body) = answer.body else { return }
         var headers = HTTPHeaders()
@@ -154,7 +121,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if closing, case .some(.inputClosed) = event as? ChannelEvent { context.close(promise: nil) }
+        if case .some(.inputClosed) = event as? ChannelEvent, state.inputClosed() == .close { context.close(promise: nil) }
         context.fireUserInboundEventTriggered(event)
     }
 }

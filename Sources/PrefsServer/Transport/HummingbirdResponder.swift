@@ -60,49 +60,52 @@ public struct HummingbirdResponder: HTTPResponder {
 
     /// Hummingbird's response for a delivery that is ready.
     private func response(_ delivery: Delivery, to request: Request, context: Context) -> Response {
-        let response: Response
         switch delivery {
         case .answer(let answer):
-            let headers = HTTPFields(answer.fields)
-            switch answer.body {
-            case .whole(let bytes):
-                response = Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: bytes))
-            case .streamed(let length, let chunks):
-                response = Response(
-                    status: answer.status, headers: headers,
-                    body: ResponseBody(contentLength: length) { writer in
-                        for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
-                        try await writer.finish(nil)
-                    })
-            }
+            response(AnswerDelivery(answer, method: request.method), context: context)
+        case .events(let feed):
+            response(AnswerDelivery(events: feed, method: request.method), context: context)
         case .pending:
             preconditionFailure("a pending delivery is awaited before it is answered")
+        }
+    }
+
+    /// Hummingbird's response that writes `delivery`: its head, then what follows it.
+    private func response(_ delivery: AnswerDelivery, context: Context) -> Response {
+        var headers = HTTPFields(delivery.fields)
+        if let length = delivery.contentLength { headers[.contentLength] = String(length) }
+        let body: ResponseBody
+        switch delivery.body {
+        case .none:
+            body = ResponseBody()
+        case .whole(let bytes):
+            body = ResponseBody(byteBuffer: bytes)
+        case .file(let chunks):
+            body = ResponseBody(contentLength: delivery.contentLength) { writer in
+                for try await chunk in chunks { try await writer.write(ByteBuffer(bytes: chunk)) }
+                try await writer.finish(nil)
+            }
         case .events(let feed):
             let reader = FeedReader(feed)
             let connection = context.connection
-            response = Response(
-                status: .ok, headers: HTTPFields(ServerSentEvent.headFields),
-                body: ResponseBody { [endings] writer in
-                    endings.register({ reader.end() }, on: connection)
-                    defer { endings.remove(connection) }
-                    try await writer.write(ByteBuffer(bytes: ServerSentEvent.opening))
-                    reading: while true {
-                        switch await reader.next() {
-                        case .event(let event):
-                            try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(event)))
-                        case .ended(let error):
-                            if let error = error as? PrefsError {
-                                try await writer.write(ByteBuffer(bytes: ServerSentEvent.encode(error)))
-                            }
-                            break reading
-                        case .waiting:
-                            continue
-                        }
+            body = ResponseBody { [endings] writer in
+                endings.register({ reader.end() }, on: connection)
+                defer { endings.remove(connection) }
+                try await writer.write(ByteBuffer(bytes: ServerSentEvent.opening))
+                while true {
+                    switch AnswerDelivery.part(for: await reader.next()) {
+                    case .write(let bytes):
+                        try await writer.write(ByteBuffer(bytes: bytes))
+                    case .wait:
+                        continue
+                    case .end(let last):
+                        if let last { try await writer.write(ByteBuffer(bytes: last)) }
+                        return try await writer.finish(nil)
                     }
-                    try await writer.finish(nil)
-                })
+                }
+            }
         }
-        return request.method == .head ? response.createHeadResponse() : response
+        return Response(status: delivery.status, headers: headers, body: body)
     }
 }
 

@@ -4,7 +4,8 @@ import NIOCore
 /// A request head read from raw bytes, in the plain form only: `METHOD TARGET HTTP/1.1`, header
 /// lines of visible ASCII, a body framed by `Content-Length` if any — no `Transfer-Encoding`,
 /// `Expect` or `Upgrade`, no line folding, no bare CR or LF. Anything else is NIO's decoder's to
-/// parse (``FrontAnswerHandler`` steps aside for it).
+/// parse (``FrontAnswerHandler`` steps aside for it), and so is a method no endpoint takes
+/// (``PlainMethods``).
 struct PlainHead {
     /// What ``parse(_:)`` found at the start of the bytes.
     enum Parsed {
@@ -28,7 +29,11 @@ struct PlainHead {
     var connection: ConnectionOptions
 
     /// Reads the head at the start of `bytes`.
-    static func parse(_ bytes: ByteBuffer) -> Parsed {
+    /// - Parameters:
+    ///   - bytes: The bytes received.
+    ///   - methods: The methods a plain head may name.
+    /// - Returns: The head, or what was found instead.
+    static func parse(_ bytes: ByteBuffer, methods: PlainMethods) -> Parsed {
         bytes.withUnsafeReadableBytes { raw in
             // The request line.
             let lineEnd: Int
@@ -42,7 +47,7 @@ struct PlainHead {
             case .malformed: return .other
             }
             let line = raw[0..<lineEnd]
-            guard let space = line.firstIndex(of: 0x20), let method = method(line[..<space]) else { return .other }
+            guard let space = line.firstIndex(of: 0x20), let method = methods.method(line[..<space]) else { return .other }
             let version = " HTTP/1.1".utf8
             guard line.count > space + version.count + 1, line.suffix(version.count).elementsEqual(version) else {
                 return .other
@@ -86,16 +91,6 @@ struct PlainHead {
                     length: start + 2, bodyLength: bodyLength ?? 0, connection: connection))
         }
     }
-
-    /// The method `bytes` name, if the API answers it; another goes to NIO's decoder (and the
-    /// API's 405 or 404).
-    private static func method(_ bytes: Slice<UnsafeRawBufferPointer>) -> HTTPRequest.Method? {
-        methods.first { $0.bytes.elementsEqual(bytes) }?.method
-    }
-
-    private static let methods: [(bytes: [UInt8], method: HTTPRequest.Method)] = [
-        HTTPRequest.Method.get, .put, .head, .post, .delete, .patch,
-    ].map { (Array($0.rawValue.utf8), $0) }
 
     private static let contentLength = Array(HTTPField.Name.contentLength.canonicalName.utf8)
     private static let connectionName = Array(HTTPField.Name.connection.canonicalName.utf8)

@@ -48,6 +48,7 @@ public struct PrefsHTTPServer: Sendable {
         let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
         let api = API(engine: engine, limits: limits, metrics: metrics, logger: logger)
+        let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
         application = Application(
@@ -55,7 +56,7 @@ public struct PrefsHTTPServer: Sendable {
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [
-                        ConnectionSetupHandler(api: api, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
+                        ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
                         PeerCredentialsHandler(allowedUID: uid, logger: logger), DisconnectHandler(endings: endings),
                         QuiesceGraceHandler(),
                     ])),
@@ -73,7 +74,7 @@ public struct PrefsHTTPServer: Sendable {
                 server: .http1(
                     configuration: .init(
                         additionalChannelHandlers: [
-                            ConnectionSetupHandler(api: api, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
+                            ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
                             DisconnectHandler(endings: endings), QuiesceGraceHandler(),
                         ])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),

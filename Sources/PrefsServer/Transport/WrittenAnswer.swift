@@ -19,17 +19,18 @@ struct WrittenAnswer {
     /// The whole answer as written.
     let bytes: ByteBuffer
 
-    /// `answer` with `body`, encoded (``AnswerEncoding``) for a `GET` on a connection that stays open.
-    init(_ answer: Answer, body: ByteBuffer, allocator: ByteBufferAllocator) {
+    /// `answer` with its whole `body`, encoded (``AnswerEncoding``) for a `GET` on a connection
+    /// that stays open.
+    init(_ answer: AnswerDelivery, body: ByteBuffer, allocator: ByteBufferAllocator) {
         status = answer.status
         fields = answer.fields
         self.body = body
         second = time(nil)
-        bytes = AnswerEncoding.encoded(answer, bytes: body, headOnly: false, close: false, allocator: allocator)
+        bytes = AnswerEncoding.encoded(answer, close: false, allocator: allocator)
     }
 
     /// Whether these bytes answer `answer` with `body` now: the same answer, in the same second.
-    func answers(_ answer: Answer, body: ByteBuffer) -> Bool {
+    func answers(_ answer: AnswerDelivery, body: ByteBuffer) -> Bool {
         self.body == body && status == answer.status && fields == answer.fields && second == time(nil)
     }
 }
