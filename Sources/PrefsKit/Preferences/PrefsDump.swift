@@ -19,6 +19,22 @@ public struct PrefsDump: Codable, Sendable, Hashable {
             self.scope = scope
             self.value = value
         }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case key, scope, value
+        }
+
+        /// Decodes a dump's value, refusing unknown fields.
+        /// - Parameter decoder: The decoder to read from.
+        /// - Throws: ``PrefsError`` `invalid_request` for an unknown field; `DecodingError` for
+        ///   a missing or mistyped one.
+        public init(from decoder: any Decoder) throws {
+            try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a dump's value")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            key = try container.decode(String.self, forKey: .key)
+            scope = try container.decode(ScopePath.self, forKey: .scope)
+            value = try container.decode(JSONValue.self, forKey: .value)
+        }
     }
 
     /// A lock at a scope.
@@ -64,7 +80,17 @@ public struct PrefsDump: Codable, Sendable, Hashable {
         self.init(scope: subtree, schemas: schemas, values: values, locks: locks)
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case format, scope, schemas, values, locks
+    }
+
+    /// Decodes a dump, refusing unknown fields and any format but ``currentFormat``; absent
+    /// `scope`, `schemas`, `values` and `locks` are `/` and empty.
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: ``PrefsError`` `invalid_request` for an unknown field or format;
+    ///   `DecodingError` for a missing or mistyped field.
     public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a dump")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(Int.self, forKey: .format)
         guard format == Self.currentFormat else {
