@@ -61,8 +61,9 @@ import Testing
     }
 
     /// What `openapi.yaml` forbids the server refuses, with 400 `invalid_request`, changing
-    /// nothing: unknown fields in a draft's poll and in a dump (its values and locks too), and a
-    /// malformed `Last-Event-ID` even beside `since`, which wins over a good one.
+    /// nothing: unknown fields in a draft's poll and in a dump (its values and locks too), `null`
+    /// for an optional field of a new draft, a dump or a batch operation (absent is not `null`),
+    /// and a malformed `Last-Event-ID` even beside `since`, which wins over a good one.
     @Test func whatTheContractForbidsIsRefused() async throws {
         let daemon = try await Daemon()
         let client = daemon.client
@@ -74,6 +75,10 @@ import Testing
             ("POST", "/v1/load", #"{"format": 1, "comment": "x"}"#, []),
             ("POST", "/v1/load", #"{"format": 1, "values": [{"key": "a.b", "scope": "/", "value": 1, "locked": true}]}"#, []),
             ("POST", "/v1/load", #"{"format": 1, "locks": [{"key": "a.b", "scope": "/", "value": 1}]}"#, []),
+            ("POST", "/v1/load", #"{"format": 1, "scope": null}"#, []),
+            ("POST", "/v1/drafts", #"{"account": "bob", "text": null}"#, []),
+            ("POST", "/v1/prefs:batch", #"{"operations": [{"op": "set", "key": "a.b", "value": 1, "scope": null}]}"#, []),
+            ("POST", "/v1/prefs:batch", #"{"operations": [{"op": "reset", "key": "a.b", "recursive": null}]}"#, []),
             ("GET", "/v1/watch?since=0", nil, [("Last-Event-ID", "x")]),
             ("GET", "/v1/watch?since=0", nil, [("Last-Event-ID", "")]),
         ]

@@ -96,9 +96,9 @@ public struct PrefsDump: Codable, Sendable, Hashable {
         guard format == Self.currentFormat else {
             throw PrefsError(.invalidRequest, "This dump has format \(format); this prefsd reads format \(Self.currentFormat).")
         }
-        scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
-        schemas = try container.decodeIfPresent([String: PreferenceSchema].self, forKey: .schemas) ?? [:]
-        values = try container.decodeIfPresent([Value].self, forKey: .values) ?? []
-        locks = try container.decodeIfPresent([Lock].self, forKey: .locks) ?? []
+        scope = try container.decodeUnlessAbsent(ScopePath.self, forKey: .scope) ?? .root
+        schemas = try container.decodeUnlessAbsent([String: PreferenceSchema].self, forKey: .schemas) ?? [:]
+        values = try container.decodeUnlessAbsent([Value].self, forKey: .values) ?? []
+        locks = try container.decodeUnlessAbsent([Lock].self, forKey: .locks) ?? []
     }
 }
