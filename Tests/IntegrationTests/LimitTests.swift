@@ -13,11 +13,12 @@ import Testing
             socket.send("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n")
             return socket
         }
-        var watchers = 0
-        for _ in 0..<200 where watchers < 2 {
-            try await Task.sleep(for: .milliseconds(10))
-            watchers = try await daemon.client.status().counts.watchers
+        // A watch is subscribed before its answer's head and opening comment are sent.
+        for socket in open {
+            let opening = await socket.read(until: ": watching")
+            #expect(opening.contains(": watching"), "\(opening)")
         }
+        let watchers = try await daemon.client.status().counts.watchers
         #expect(watchers == 2)
         let third = try await daemon.raw("GET", "/v1/watch?key=a.b")
         #expect(third.status == 429)
