@@ -60,6 +60,40 @@ import Testing
         #expect(try await client.resolve("locked.key", scope: "/a/b").value == 1)
     }
 
+    /// What `openapi.yaml` forbids the server refuses, with 400 `invalid_request`, changing
+    /// nothing: unknown fields in a draft's poll and in a dump (its values and locks too), `null`
+    /// for an optional field of a new draft, a dump or a batch operation (absent is not `null`),
+    /// and a malformed `Last-Event-ID` even beside `since`, which wins over a good one.
+    @Test func whatTheContractForbidsIsRefused() async throws {
+        let daemon = try await Daemon()
+        let client = daemon.client
+        let draft = try await client.createDraft(DraftInput(account: "alice"))
+        let poll = #""options": ["a", "b"], "expiresIn": 60, "multiple": false"#
+        let cases: [(String, String, String?, [(String, String)])] = [
+            ("POST", "/v1/drafts", #"{"account": "bob", "poll": {\#(poll), "anonymous": true}}"#, []),
+            ("PATCH", "/v1/drafts/\(draft.id.uuidString)", #"{"poll": {\#(poll), "anonymous": true}}"#, []),
+            ("POST", "/v1/load", #"{"format": 1, "comment": "x"}"#, []),
+            ("POST", "/v1/load", #"{"format": 1, "values": [{"key": "a.b", "scope": "/", "value": 1, "locked": true}]}"#, []),
+            ("POST", "/v1/load", #"{"format": 1, "locks": [{"key": "a.b", "scope": "/", "value": 1}]}"#, []),
+            ("POST", "/v1/load", #"{"format": 1, "scope": null}"#, []),
+            ("POST", "/v1/drafts", #"{"account": "bob", "text": null}"#, []),
+            ("POST", "/v1/prefs:batch", #"{"operations": [{"op": "set", "key": "a.b", "value": 1, "scope": null}]}"#, []),
+            ("POST", "/v1/prefs:batch", #"{"operations": [{"op": "reset", "key": "a.b", "recursive": null}]}"#, []),
+            ("GET", "/v1/watch?since=0", nil, [("Last-Event-ID", "x")]),
+            ("GET", "/v1/watch?since=0", nil, [("Last-Event-ID", "")]),
+        ]
+        for (method, target, body, headers) in cases {
+            let answer = try await daemon.raw(method, target, body: body, headers: headers)
+            #expect(answer.status == 400, "\(method) \(target) \(body ?? "") \(headers): \(answer.body)")
+            #expect(answer.code == "invalid_request", "\(method) \(target) \(body ?? "") \(headers): \(answer.body)")
+        }
+        #expect(try await client.status().revision == 1, "only the draft's creation")
+        #expect(try await client.draft(draft.id).revision == 1)
+        // A dump without `locks` (or anything but `format`) is still a dump.
+        let load = try await daemon.raw("POST", "/v1/load", body: #"{"format": 1, "values": [{"key": "a.b", "scope": "/", "value": 1}]}"#)
+        #expect(load.status == 200, "\(load.body)")
+    }
+
     @Test func aBatchIsAllOrNothing() async throws {
         let daemon = try await Daemon()
         let client = daemon.client

@@ -1,7 +1,6 @@
 import Foundation
 import PrefsClient
 import PrefsKit
-import TestHarness
 import Testing
 
 /// Every bound the daemon keeps is configurable, and a request past one gets a clear 4xx and
@@ -14,7 +13,13 @@ import Testing
             socket.send("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n")
             return socket
         }
-        try await waitUntil("two watchers") { try await daemon.client.status().counts.watchers == 2 }
+        // A watch is subscribed before its answer's head and opening comment are sent.
+        for socket in open {
+            let opening = await socket.read(until: ": watching")
+            #expect(opening.contains(": watching"), "\(opening)")
+        }
+        let watchers = try await daemon.client.status().counts.watchers
+        #expect(watchers == 2)
         let third = try await daemon.raw("GET", "/v1/watch?key=a.b")
         #expect(third.status == 429)
         #expect(third.code == "limit_reached")

@@ -132,7 +132,7 @@ import Testing
             "ResolvedPreference", "ChainLayer", "WriteResult", "PreferenceList", "SchemaList", "PreferenceSchema",
             "PreferenceBatch", "PreferenceOperation", "PrefsDump", "ChangeEvent", "ServiceStatus", "Error",
             "Draft", "Poll", "Attachment", "DraftValidation", "ValidationProblem", "DraftInput", "DraftPatch",
-            "AttachmentPatch", "AttachmentResult", "DraftList", "ThreadAnswer",
+            "AttachmentPatch", "AttachmentResult", "DraftList", "ThreadAnswer", "WatchEvent", "PreferenceValue",
         ] {
             #expect(document.schemas[name] != nil, "openapi.yaml has no components/schemas/\(name)")
         }

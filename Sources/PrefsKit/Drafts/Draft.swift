@@ -26,6 +26,22 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
             self.expiresIn = expiresIn
             self.multiple = multiple
         }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case options, expiresIn, multiple
+        }
+
+        /// Decodes a poll, refusing unknown fields: a misspelt `multiple` must not pass.
+        /// - Parameter decoder: The decoder to read from.
+        /// - Throws: ``PrefsError`` `invalid_request` for an unknown field; `DecodingError` for
+        ///   a missing or mistyped one.
+        public init(from decoder: any Decoder) throws {
+            try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a poll")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            options = try container.decode([String].self, forKey: .options)
+            expiresIn = try container.decode(Int.self, forKey: .expiresIn)
+            multiple = try container.decode(Bool.self, forKey: .multiple)
+        }
     }
 
     /// The draft's id.

@@ -11,4 +11,19 @@ public struct PreferenceLock: Codable, Sendable, Hashable {
         self.key = key
         self.scope = scope
     }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case key, scope
+    }
+
+    /// Decodes a lock, refusing unknown fields.
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: ``PrefsError`` `invalid_request` for an unknown field; `DecodingError` for a
+    ///   missing or mistyped one.
+    public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a lock")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = try container.decode(String.self, forKey: .key)
+        scope = try container.decode(ScopePath.self, forKey: .scope)
+    }
 }

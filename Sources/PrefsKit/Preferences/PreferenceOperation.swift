@@ -48,13 +48,13 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         op = try container.decode(Kind.self, forKey: .op)
         key = try container.decode(String.self, forKey: .key)
-        scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
+        scope = try container.decodeUnlessAbsent(ScopePath.self, forKey: .scope) ?? .root
         // Not `decodeIfPresent`, which reads `null` as absent.
         if container.contains(.value) {
             value = try container.decode(JSONValue.self, forKey: .value)
         } else {
             value = nil
         }
-        recursive = try container.decodeIfPresent(Bool.self, forKey: .recursive)
+        recursive = try container.decodeUnlessAbsent(Bool.self, forKey: .recursive)
     }
 }

@@ -19,6 +19,22 @@ public struct PrefsDump: Codable, Sendable, Hashable {
             self.scope = scope
             self.value = value
         }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case key, scope, value
+        }
+
+        /// Decodes a dump's value, refusing unknown fields.
+        /// - Parameter decoder: The decoder to read from.
+        /// - Throws: ``PrefsError`` `invalid_request` for an unknown field; `DecodingError` for
+        ///   a missing or mistyped one.
+        public init(from decoder: any Decoder) throws {
+            try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a dump's value")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            key = try container.decode(String.self, forKey: .key)
+            scope = try container.decode(ScopePath.self, forKey: .scope)
+            value = try container.decode(JSONValue.self, forKey: .value)
+        }
     }
 
     /// A lock at a scope.
@@ -64,15 +80,25 @@ public struct PrefsDump: Codable, Sendable, Hashable {
         self.init(scope: subtree, schemas: schemas, values: values, locks: locks)
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case format, scope, schemas, values, locks
+    }
+
+    /// Decodes a dump, refusing unknown fields and any format but ``currentFormat``; absent
+    /// `scope`, `schemas`, `values` and `locks` are `/` and empty.
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: ``PrefsError`` `invalid_request` for an unknown field or format;
+    ///   `DecodingError` for a missing or mistyped field.
     public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a dump")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         format = try container.decode(Int.self, forKey: .format)
         guard format == Self.currentFormat else {
             throw PrefsError(.invalidRequest, "This dump has format \(format); this prefsd reads format \(Self.currentFormat).")
         }
-        scope = try container.decodeIfPresent(ScopePath.self, forKey: .scope) ?? .root
-        schemas = try container.decodeIfPresent([String: PreferenceSchema].self, forKey: .schemas) ?? [:]
-        values = try container.decodeIfPresent([Value].self, forKey: .values) ?? []
-        locks = try container.decodeIfPresent([Lock].self, forKey: .locks) ?? []
+        scope = try container.decodeUnlessAbsent(ScopePath.self, forKey: .scope) ?? .root
+        schemas = try container.decodeUnlessAbsent([String: PreferenceSchema].self, forKey: .schemas) ?? [:]
+        values = try container.decodeUnlessAbsent([Value].self, forKey: .values) ?? []
+        locks = try container.decodeUnlessAbsent([Lock].self, forKey: .locks) ?? []
     }
 }

@@ -22,13 +22,14 @@ enum WatchEndpoint {
     static func watchRequest(_ request: EndpointRequest) throws -> WatchRequest {
         let query = request.query
         let keys = query.all("key")
-        var since = try request.integer("since")
-        if since == nil, let lastEventID = request.headers[.lastEventID] {
-            guard let revision = Int64(lastEventID), revision >= 0 else {
-                throw PrefsError(.invalidRequest, "Last-Event-ID must be a revision, not '\(lastEventID)'.")
+        // A malformed Last-Event-ID is refused even beside `since`, which wins over a good one.
+        let lastEventID = try request.headers[.lastEventID].map { text in
+            guard let revision = Int64(text), revision >= 0 else {
+                throw PrefsError(.invalidRequest, "Last-Event-ID must be a revision, not '\(text)'.")
             }
-            since = revision
+            return revision
         }
+        let since = try request.integer("since") ?? lastEventID
         return WatchRequest(
             keys: keys, prefixes: query.all("prefix"), scope: try query["scope"].map { try ScopePath($0) }, since: since,
             draft: try request.queryID("draft"), thread: query["thread"], account: query["account"])
