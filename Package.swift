@@ -29,7 +29,6 @@ let package = Package(
         .library(name: "PrefsPostgres", targets: ["PrefsPostgres"]),
         .library(name: "PrefsClientCore", targets: ["PrefsClientCore"]),
         .library(name: "PrefsClient", targets: ["PrefsClient"]),
-        .library(name: "PrefsServer", targets: ["PrefsServer"]),
         .library(name: "PrefsConfiguration", targets: ["PrefsConfiguration"]),
         .executable(name: "prefsd", targets: ["prefsd"]),
         .executable(name: "prefsctl", targets: ["prefsctl"]),

@@ -27,9 +27,9 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     public var position: Int
     /// What kind of media it is.
     public var kind: Kind
-    /// Its MIME type (see ``AttachmentMedia``).
+    /// Its MIME type (see `AttachmentMedia`).
     public var mimeType: String
-    /// The file's name, without any path (see ``Filename/sanitize(_:)``).
+    /// The file's name, without any path (see `Filename/sanitize(_:)`).
     public var filename: String
     /// Its size in bytes.
     public var byteSize: Int64
@@ -37,9 +37,9 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     public var sha256: String
     /// A description for people who cannot see the media.
     public var altText: String?
-    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see ``AttachmentMedia``).
+    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see `AttachmentMedia`).
     public var width: Int?
-    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see ``AttachmentMedia``).
+    /// In pixels, read from the bytes of a PNG, JPEG, GIF or WebP image (see `AttachmentMedia`).
     public var height: Int?
 
     /// An attachment with every field given.

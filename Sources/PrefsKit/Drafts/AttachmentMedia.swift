@@ -1,9 +1,9 @@
 import Foundation
 
 /// What an uploaded file is — its MIME type, kind and size in pixels — from what the upload says
-/// (``AttachmentUpload``) and what its first bytes are (``ImageHeader``). Refuses an upload whose
+/// (``AttachmentUpload``) and what its first bytes are (`ImageHeader`). Refuses an upload whose
 /// claims contradict each other or its bytes. Pure: decided once the first
-/// ``ImageHeader/prefixLength`` bytes are in, before the rest is read.
+/// `ImageHeader/prefixLength` bytes are in, before the rest is read.
 ///
 /// - The MIME type is the declared one (`Content-Type`). Without one, it is the sniffed image
 ///   format's when the bytes are clearly PNG, JPEG, GIF or WebP (the bytes beat the name), else

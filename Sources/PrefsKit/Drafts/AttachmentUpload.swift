@@ -7,7 +7,7 @@ public struct AttachmentUpload: Sendable, Hashable {
     /// The kind; the MIME type's when absent.
     public var kind: Attachment.Kind?
     /// The MIME type; when absent, the image format the bytes show, else guessed from the file
-    /// name (see ``AttachmentMedia``).
+    /// name (see `AttachmentMedia`).
     public var mimeType: String?
     /// A description for people who cannot see the media.
     public var altText: String?

@@ -28,7 +28,7 @@ public protocol DraftsService: Sendable {
     func thread(_ id: String) async throws -> [Draft]
 
     /// Adds an attachment, streaming its bytes in. What it is (type, kind, size in pixels) is
-    /// decided from the upload and its first bytes (``AttachmentMedia``). Refused, with nothing
+    /// decided from the upload and its first bytes (`AttachmentMedia`). Refused, with nothing
     /// kept: with `too_large` over the size limit, with `invalid_request` when its bytes or kind
     /// contradict its type.
     func addAttachment(

@@ -117,7 +117,7 @@ extension JSONValue: Hashable {
 }
 
 extension JSONValue: Codable {
-    /// Decodes a value through a generic decoder. ``WireJSON/decode(_:from:)`` reads every number
+    /// Decodes a value through a generic decoder. `WireJSON/decode(_:from:)` reads every number
     /// exactly; a `JSONDecoder` has read each into a `Double` and a `Decimal` before this sees
     /// it: a number is then taken as the one that agrees with the other, which is exact for any
     /// number prefsd writes, but not for one of more digits than a `Decimal` holds.

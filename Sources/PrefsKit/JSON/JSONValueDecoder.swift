@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Strict in the same spirit: a number is given as a Swift number only if that type holds it
 /// exactly (`1.5` is no `Int`, `12345678901234567890` no `Double`). Dates are ISO 8601 text
-/// (``WireJSON``). Errors are `DecodingError`s, as a `JSONDecoder` throws them.
+/// (`WireJSON`). Errors are `DecodingError`s, as a `JSONDecoder` throws them.
 struct JSONValueDecoder {
     /// `type` from `value`.
     static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {

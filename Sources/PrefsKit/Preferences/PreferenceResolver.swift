@@ -6,7 +6,7 @@
 /// 3. the value set at the **scope**, then its parent, … up to `/`;
 /// 4. the schema **default**, else nothing (`source: none`, value `null`).
 ///
-/// Pure: it reads only the ``KeyState`` it is given, so the store can run it on its in-memory
+/// Pure: it reads only the `KeyState` it is given, so the store can run it on its in-memory
 /// cache and tests can run it on hand-made states.
 package enum PreferenceResolver {
     /// The effective value of `key` at `scope`, with its source; with `explain`, the whole chain.

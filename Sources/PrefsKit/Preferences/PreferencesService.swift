@@ -5,7 +5,7 @@
 /// unlock of nothing) makes no revision and no change event, and answers the current revision.
 ///
 /// Sets, resets, locks and unlocks may be conditional (`ifRevision`, HTTP `If-Match`): they go
-/// through only if the key's revision at the scope (``KeyState/revision(at:)``: the newest of its
+/// through only if the key's revision at the scope (`KeyState/revision(at:)`: the newest of its
 /// value's and its lock's there, 0 when it has neither) is still the one given; else they throw
 /// `stale_revision` carrying the key at the scope as it is now, and change nothing. The check is
 /// made inside the write's transaction, so of two writers with the same `ifRevision` one wins.

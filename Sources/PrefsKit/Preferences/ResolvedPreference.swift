@@ -35,7 +35,7 @@ public struct ResolvedPreference: Codable, Sendable, Hashable {
 
 extension ResolvedPreference {
     /// The wire JSON of a resolution without a chain, written directly, the same as
-    /// ``WireJSON`` would encode it: a valid key, a scope and a source hold only characters JSON
+    /// `WireJSON` would encode it: a valid key, a scope and a source hold only characters JSON
     /// needs no escape for, and the value is already canonical JSON — so the hottest answer of
     /// the daemon needs no encoder. Nil when there is a chain to explain.
     public var compactWireJSON: String? {

@@ -1,7 +1,7 @@
 /// Where a value is set: `/` (the root, global) or a path such as `/accounts/alice/threads/42`.
 ///
 /// Scopes nest like directories. A value set at a scope applies to it and to every scope below
-/// it that does not set its own (see ``PreferenceResolver``).
+/// it that does not set its own (see `PreferenceResolver`).
 ///
 /// Segments are non-empty, made of letters, digits and `_ - . @ + :`, and are not `.` or `..`;
 /// a path has no trailing slash and is at most ``maximumLength`` bytes.

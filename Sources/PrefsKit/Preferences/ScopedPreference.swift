@@ -6,7 +6,7 @@ public struct ScopedPreference: Codable, Sendable, Hashable {
     public var key: String
     /// The scope.
     public var scope: ScopePath
-    /// The key's revision at the scope (``KeyState/revision(at:)``); 0 when nothing is set or
+    /// The key's revision at the scope (`KeyState/revision(at:)`); 0 when nothing is set or
     /// locked there.
     public var revision: Revision
     /// The value set at the scope; nil (absent on the wire) when none is.

@@ -20,7 +20,7 @@ public struct WriteResult: Codable, Sendable, Hashable {
 }
 
 extension WriteResult {
-    /// The wire JSON of a write's answer, written directly, the same as ``WireJSON`` would
+    /// The wire JSON of a write's answer, written directly, the same as `WireJSON` would
     /// encode it (sorted keys, absent members left out): every write answers with it.
     public var wireJSON: String {
         var json = "{"

@@ -2,8 +2,8 @@
 /// for people that says what went wrong and, where it can, how to fix it.
 ///
 /// The same value travels through every layer: the store throws it, the server renders it as
-/// `{"error": {"code", "message"}}` with ``Code/httpStatus``, the client decodes it back, and
-/// `prefsctl` exits with ``Code/exitCode``.
+/// `{"error": {"code", "message"}}` with its code's HTTP status, the client decodes it back, and
+/// `prefsctl` exits with its code's exit status.
 public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is. The raw value is the `code` of the HTTP error body.
     public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
@@ -110,7 +110,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// For `compacted`: the oldest revision the change log still holds.
     public var oldestRevision: Revision?
-    /// For a watch from a revision the store has not reached (``ahead(since:newest:)``): the
+    /// For a watch from a revision the store has not reached (`ahead(since:newest:)`): the
     /// store's newest revision.
     public var newestRevision: Revision?
     /// For `behind`: the newest revision this host has taken in.

@@ -18,11 +18,17 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         case require
     }
 
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (5432 unless the URL names one).
     public var port: Int
+    /// The role prefsd connects as.
     public var username: String
+    /// The role's password, if one was found (never shown: see ``description``).
     public var password: String?
+    /// The database's name.
     public var database: String
+    /// Whether the connection uses TLS (`sslmode`).
     public var tls: TLSMode
 
     /// Parses `postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]` (or

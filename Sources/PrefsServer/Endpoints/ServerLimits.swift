@@ -1,12 +1,12 @@
 /// Request size limits.
-public struct ServerLimits: Sendable {
+package struct ServerLimits: Sendable {
     /// The largest preference value accepted (a `PUT /v1/prefs/{key}` body).
-    public var maximumValueBytes: Int
+    package var maximumValueBytes: Int
     /// The largest body of other requests (batch, load, schema).
-    public var maximumRequestBytes: Int
+    package var maximumRequestBytes: Int
 
     /// The limits: 64 KiB values and 64 MiB other bodies unless told otherwise.
-    public init(maximumValueBytes: Int = 64 * 1024, maximumRequestBytes: Int = 64 * 1024 * 1024) {
+    package init(maximumValueBytes: Int = 64 * 1024, maximumRequestBytes: Int = 64 * 1024 * 1024) {
         self.maximumValueBytes = maximumValueBytes
         self.maximumRequestBytes = maximumRequestBytes
     }

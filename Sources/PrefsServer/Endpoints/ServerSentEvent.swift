@@ -3,7 +3,7 @@ import HTTPTypes
 import PrefsKit
 
 /// The text/event-stream encoding of watch events.
-public enum ServerSentEvent {
+package enum ServerSentEvent {
     private static let encoder = WireJSON.encoder()
 
     /// A watch answer's own header fields. The connection closes when the stream ends
@@ -18,7 +18,7 @@ public enum ServerSentEvent {
     static let opening = Data(": watching\n\n".utf8)
 
     /// `id: REVISION\nevent: KIND\ndata: JSON\n\n`.
-    public static func encode(_ event: ChangeEvent) -> Data {
+    package static func encode(_ event: ChangeEvent) -> Data {
         let json = (try? encoder.encode(event)) ?? Data("{}".utf8)
         var data = Data("id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: ".utf8)
         data.append(json)
@@ -27,7 +27,7 @@ public enum ServerSentEvent {
     }
 
     /// A final `error` event carrying the error body.
-    public static func encode(_ error: PrefsError) -> Data {
+    package static func encode(_ error: PrefsError) -> Data {
         let json = (try? encoder.encode(ErrorBody(error))) ?? Data("{}".utf8)
         var data = Data("event: error\ndata: ".utf8)
         data.append(json)

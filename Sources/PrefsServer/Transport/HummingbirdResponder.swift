@@ -10,13 +10,13 @@ import PrefsKit
 /// ``FrontAnswerHandler``, takes the plainest ones first) becomes an ``EndpointRequest`` that
 /// ``API`` answers; this turns bodies and answers from and to Hummingbird's types, and nothing
 /// else. Watch streams end when their client goes (``WatchEndings``).
-public struct HummingbirdResponder: HTTPResponder {
-    public typealias Context = PrefsRequestContext
+package struct HummingbirdResponder: HTTPResponder {
+    package typealias Context = PrefsRequestContext
 
     let api: API
     let endings: WatchEndings
 
-    public func respond(to request: Request, context: Context) async throws -> Response {
+    package func respond(to request: Request, context: Context) async throws -> Response {
         var endpointRequest = EndpointRequest(
             method: request.method, target: request.head.path ?? "/", headers: RequestHeaders(Array(request.headers)))
         let delivery: Delivery

@@ -18,13 +18,13 @@ import Prometheus
 /// HTTP/1 rules between them (``HTTP1ConnectionHandler``); the Unix socket also checks its peer's
 /// uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
 /// gracefully with their ServiceGroup.
-public struct PrefsHTTPServer: Sendable {
+package struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
     /// ServiceGroup.
-    public let application: Application<HummingbirdResponder>
+    package let application: Application<HummingbirdResponder>
     /// The same API on loopback TCP behind a bearer token, when a ``TCPListener`` was given;
     /// run it beside ``application``.
-    public let tcpApplication: Application<HummingbirdResponder>?
+    package let tcpApplication: Application<HummingbirdResponder>?
 
     /// Serves `engine` on the Unix socket at `socketPath`, accepting only connections from this
     /// process's user.

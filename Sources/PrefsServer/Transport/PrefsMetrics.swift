@@ -7,9 +7,9 @@ import Prometheus
 /// Give the same factory to the engine (``StoreConfiguration/metricsFactory``) and the server
 /// (``PrefsHTTPServer``), so that one scrape shows both; a daemon may also make it the
 /// process's `MetricsSystem`, once, at start.
-public enum PrefsMetrics {
+package enum PrefsMetrics {
     /// A factory that keeps what it makes in `registry` (by default, a registry of its own).
-    public static func factory(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) -> PrometheusMetricsFactory {
+    package static func factory(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) -> PrometheusMetricsFactory {
         var factory = PrometheusMetricsFactory(registry: registry)
         let latencies: [Duration] = [
             .microseconds(25), .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500),

@@ -2,12 +2,12 @@ import Hummingbird
 
 /// The context of prefsd's routes: Hummingbird's basic one, and which connection the request
 /// came on, so that a watch stream can be ended when that connection closes (``WatchEndings``).
-public struct PrefsRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct PrefsRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The request's connection.
     let connection: ObjectIdentifier
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         connection = ObjectIdentifier(source.channel)
     }

@@ -3,18 +3,18 @@ import PrefsKit
 /// Where `prefsd --listen` also serves the API over TCP, and the bearer token every request
 /// there must carry. Loopback only, unless explicitly allowed: the token is the only guard, and
 /// it travels in clear text.
-public struct TCPListener: Sendable {
+package struct TCPListener: Sendable {
     /// The host to bind: `127.0.0.1`, `::1`, `localhost`, …
-    public let host: String
+    package let host: String
     /// The port to bind.
-    public let port: Int
+    package let port: Int
     /// The token, as the bytes after `Bearer `.
-    public let token: [UInt8]
+    package let token: [UInt8]
 
     /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6). Throws `invalid_request` for a malformed
     /// address or an empty token, and `forbidden` for a host that is not loopback unless
     /// `allowNonLoopback`.
-    public init(address: String, token: String, allowNonLoopback: Bool = false) throws {
+    package init(address: String, token: String, allowNonLoopback: Bool = false) throws {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
             (0...65535).contains(port)
         else {
