@@ -22,8 +22,13 @@ final class DatabaseOwnership: Sendable {
     /// How long a claim recorded under this process's own pid is waited for before `conflict`.
     static let releaseGrace = Duration.milliseconds(500)
 
+    /// How long the claimant pauses between tries while its own pid's claim lingers.
+    static let pauseBetweenTries = Duration.milliseconds(5)
+
     /// Claims the database at `databasePath`, or throws `conflict` naming the owner's pid.
-    init(databasePath: String) throws {
+    /// While a claim under this process's own pid lingers, `pause` is called between tries
+    /// (each counting ``pauseBetweenTries`` toward ``releaseGrace``); it sleeps by default.
+    init(databasePath: String, pause: () -> Void = { usleep(5_000) }) throws {
         path = databasePath + ".lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
@@ -36,8 +41,8 @@ final class DatabaseOwnership: Sendable {
             // child being spawned meanwhile holds a copy of the descriptor until it execs. Such
             // a claim is waited for, briefly; another process's is refused at once.
             if owner == getpid(), waited < Self.releaseGrace {
-                usleep(5_000)
-                waited += .milliseconds(5)
+                pause()
+                waited += Self.pauseBetweenTries
                 continue
             }
             close(descriptor)

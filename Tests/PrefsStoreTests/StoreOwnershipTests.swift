@@ -1,7 +1,7 @@
 import Foundation
 import PrefsEngine
 import PrefsKit
-import PrefsStore
+@testable import PrefsStore
 import TestHarness
 import Testing
 
@@ -37,11 +37,14 @@ struct StoreOwnershipTests {
         let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
         _ = "\(getpid())\n".withCString { pwrite(lock, $0, strlen($0), 0) }
-        let letGo = Thread {
-            usleep(10_000)
-            close(lock)
+        // The claimant finds the lock held, pauses — and meanwhile the copy lets go.
+        var pauses = 0
+        let claim = try DatabaseOwnership(databasePath: path) {
+            pauses += 1
+            if pauses == 1 { close(lock) }
         }
-        letGo.start()
+        #expect(pauses == 1, "the claim was waited for, once")
+        claim.release()
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { store in
             try await store.set("k", to: 1)
             #expect(try await store.status().pid == getpid())
