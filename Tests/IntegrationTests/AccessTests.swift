@@ -25,40 +25,19 @@ import Testing
     }
 
     @Test func defaultPathsFollowXDGAndAreCreatedPrivate() async throws {
-        let root = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let runtime = root.appending(path: "run")
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
-        process.arguments = ["--log-level", "error"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_STATE_HOME"] = root.appending(path: "state").path
-        environment["XDG_RUNTIME_DIR"] = runtime.path
-        environment["PREFSD_SOCKET"] = nil
-        environment["PREFSD_DB"] = nil
-        process.environment = environment
-        process.standardError = FileHandle.nullDevice
-        try await process.whileRunning {
-            let socket = runtime.appending(path: "prefsd/prefsd.sock").path
-            let client = PrefsClient(transport: UnixSocketTransport(socketPath: socket))
-            var status: ServiceStatus?
-            try await waitUntil("the daemon answers on its default socket") {
-                status = try? await client.status()
-                return status != nil
-            }
-            #expect(status?.database == root.appending(path: "state/prefsd/prefs.sqlite").path)
-            let socketFolder = try FileManager.default.attributesOfItem(atPath: runtime.appending(path: "prefsd").path)
-            #expect((socketFolder[.posixPermissions] as? Int) == 0o700)
-            let stateFolder = try FileManager.default.attributesOfItem(atPath: root.appending(path: "state/prefsd").path)
-            #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
-        }
+        let daemon = try await Daemon(defaultPaths: true)
+        #expect(try await daemon.client.status().database == daemon.folder.appending(path: "state/prefsd/prefs.sqlite").path)
+        let socketFolder = try FileManager.default.attributesOfItem(atPath: daemon.folder.appending(path: "run/prefsd").path)
+        #expect((socketFolder[.posixPermissions] as? Int) == 0o700)
+        let stateFolder = try FileManager.default.attributesOfItem(atPath: daemon.folder.appending(path: "state/prefsd").path)
+        #expect((stateFolder[.posixPermissions] as? Int) == 0o700)
     }
 
     @Test(.enabled(if: getuid() == 0))
     func anExistingDefaultSocketFolderMustBeOursAndIsMadePrivate() async throws {
-        let runtime = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: runtime) }
+        let root = URL(fileURLWithPath: "/tmp/prefsd-xdg-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let runtime = root.appending(path: "run")
         let folder = runtime.appending(path: "prefsd")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var environment = ProcessInfo.processInfo.environment
@@ -77,18 +56,9 @@ import Testing
         // Our own folder, left open to others: made 0700 before the socket appears.
         chown(folder.path, getuid(), getgid())
         chmod(folder.path, 0o755)
-        let process = Process()
-        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
-        process.arguments = database
-        process.environment = environment
-        try await process.whileRunning {
-            let socket = folder.appending(path: "prefsd.sock").path
-            for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) {
-                try await Task.sleep(for: .milliseconds(25))
-            }
-            #expect(FileManager.default.fileExists(atPath: socket))
-            let attributes = try FileManager.default.attributesOfItem(atPath: folder.path)
-            #expect((attributes[.posixPermissions] as? Int) == 0o700)
-        }
+        let daemon = try await Daemon(folder: root, defaultPaths: true)
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
     }
 }

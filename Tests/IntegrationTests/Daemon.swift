@@ -18,19 +18,37 @@ final class Daemon {
     var environment: [String: String]
     private(set) var process: Process?
 
+    /// Whether prefsd finds its database and socket itself (its defaults, under the folder's
+    /// `state` and `run` as `XDG_STATE_HOME` and `XDG_RUNTIME_DIR`) rather than being told.
+    let usesDefaultPaths: Bool
+
     /// Starts a daemon with extra `arguments` and `environment`, on a SQLite file in its folder or
-    /// on the PostgreSQL database at `postgresURL`, waiting until it answers.
+    /// on the PostgreSQL database at `postgresURL`, waiting until it answers. With
+    /// `defaultPaths`, its command line names neither database nor socket, and it finds both
+    /// where it does for a user: under `XDG_STATE_HOME` and `XDG_RUNTIME_DIR`, set to the
+    /// folder's `state` and `run`.
     init(
-        arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil, environment: [String: String] = [:]
+        arguments: [String] = [], folder: URL? = nil, postgresURL: String? = nil, environment: [String: String] = [:],
+        defaultPaths: Bool = false
     ) async throws {
         let folder = folder ?? URL(fileURLWithPath: "/tmp/prefsd-test-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
-        databasePath = folder.appending(path: "prefs.sqlite").path
-        socketPath = folder.appending(path: "prefsd.sock").path
+        usesDefaultPaths = defaultPaths
         self.arguments = arguments
         self.postgresURL = postgresURL
         self.environment = environment
+        if defaultPaths {
+            let (state, runtime) = (folder.appending(path: "state"), folder.appending(path: "run"))
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            self.environment["XDG_STATE_HOME"] = state.path
+            self.environment["XDG_RUNTIME_DIR"] = runtime.path
+            databasePath = state.appending(path: "prefsd/prefs.sqlite").path
+            socketPath = runtime.appending(path: "prefsd/prefsd.sock").path
+        } else {
+            databasePath = folder.appending(path: "prefs.sqlite").path
+            socketPath = folder.appending(path: "prefsd.sock").path
+        }
         try await start()
     }
 
@@ -54,8 +72,8 @@ final class Daemon {
 
     /// The `prefsd` command line this daemon runs with.
     var commandLine: [String] {
-        (postgresURL.map { ["--postgres", $0] } ?? ["--db", databasePath]) + ["--socket", socketPath, "--log-level", "warning"]
-            + arguments
+        let paths = usesDefaultPaths ? [] : ["--db", databasePath, "--socket", socketPath]
+        return (postgresURL.map { ["--postgres", $0] } ?? []) + paths + ["--log-level", "warning"] + arguments
     }
 
     /// Starts the daemon and waits (up to 20 s) until its socket answers.
@@ -63,9 +81,12 @@ final class Daemon {
         let process = Process()
         process.executableURL = CommandResult.binaries.appending(path: "prefsd")
         process.arguments = commandLine
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        // The test's environment without prefsd's own variables (which would move its paths),
+        // and this daemon's.
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["PREFSD_SOCKET"] = nil
+        inherited["PREFSD_DB"] = nil
+        process.environment = inherited.merging(environment) { $1 }
         // A file, not a pipe: a pipe's write end is inherited by whatever another test spawns
         // at the same moment, and reading it to its end would then wait for that process.
         let log = folder.appending(path: "prefsd.stderr")
@@ -75,15 +96,14 @@ final class Daemon {
         try await process.start()
         self.process = process
         let client = PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
-        for _ in 0..<400 {
-            if (try? await client.status()) != nil { return }
+        try await waitUntil("prefsd answers on \(socketPath)") {
+            if (try? await client.status()) != nil { return true }
             guard process.isRunning else {
                 let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 throw PrefsError(.unavailable, "prefsd exited with \(process.terminationStatus): \(message)")
             }
-            try await Task.sleep(for: .milliseconds(50))
+            return false
         }
-        throw PrefsError(.unavailable, "prefsd did not answer on \(socketPath)")
     }
 
     /// SIGTERM, then waits; returns the exit status.
