@@ -208,7 +208,7 @@ import Testing
         let socket = daemon.socketPath
         let stopped = Task { try await CommandResult.run("prefsctl", ["--socket", socket, "watch", "a.b"]) }
         // The watch is open once the daemon counts it.
-        while try await daemon.client.status().counts.watchers == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil("the daemon counts the watch") { try await daemon.client.status().counts.watchers > 0 }
         await daemon.stop()
         let result = try await stopped.value
         #expect(result.status == 69, "\(result.stderr)")

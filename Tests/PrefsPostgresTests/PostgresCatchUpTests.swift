@@ -170,18 +170,15 @@ struct PostgresCatchUpTests {
     /// (`LISTEN`, `UNLISTEN`) within twenty seconds, as `pg_stat_activity` shows its last statement.
     private static func listenerComes(to command: String, _ database: PostgresTestDatabase) async throws -> Bool {
         try await database.connection { connection, logger in
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
+            try await holdsWithin(.seconds(20), "the listener's last statement is \(command)") {
                 let statement = try await connection.query(
                     """
                     SELECT query FROM pg_stat_activity
                     WHERE datname = \(database.name) AND application_name = 'prefsd listener' AND state = 'idle'
                     """, logger: logger
                 ).collect().first?.decode(String.self)
-                if statement?.hasPrefix(command + " ") == true { return true }
-                try await Task.sleep(for: .milliseconds(10))
+                return statement?.hasPrefix(command + " ") == true
             }
-            return false
         }
     }
 
@@ -189,18 +186,15 @@ struct PostgresCatchUpTests {
     /// another connection holds (`pg_stat_activity`).
     private static func hostWaitsForTheCounter(_ database: PostgresTestDatabase) async throws -> Bool {
         try await database.connection { connection, logger in
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
+            try await holdsWithin(.seconds(20), "a commit waits for the revision counter") {
                 let waiting = try await connection.query(
                     """
                     SELECT count(*) FROM pg_stat_activity
                     WHERE datname = \(database.name) AND wait_event_type = 'Lock' AND query LIKE 'CALL prefsd_commit_batch%'
                     """, logger: logger
                 ).collect().first?.decode(Int64.self)
-                if waiting == 1 { return true }
-                try await Task.sleep(for: .milliseconds(10))
+                return waiting == 1
             }
-            return false
         }
     }
 

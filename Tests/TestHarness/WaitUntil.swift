@@ -24,3 +24,17 @@ public func waitUntil(
         try await Task.sleep(for: interval)
     }
 }
+
+/// Whether `condition` comes to hold within `timeout` (asking as ``waitUntil(_:timeout:interval:isolation:_:)``
+/// does), for a test that asserts on the answer itself.
+public func holdsWithin(
+    _ timeout: Duration, _ condition: String, isolation: isolated (any Actor)? = #isolation,
+    _ holds: () async throws -> Bool
+) async throws -> Bool {
+    do {
+        try await waitUntil(condition, timeout: timeout, isolation: isolation, holds)
+        return true
+    } catch is ConditionTimeout {
+        return false
+    }
+}
