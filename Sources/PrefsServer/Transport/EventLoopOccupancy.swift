@@ -8,16 +8,14 @@ import Synchronization
 /// hand-off to the writer's thread and back, two thread wake-ups fewer. But the commit blocks
 /// that thread until it has synced, so only a connection alone on its loop commits there.
 ///
-/// Measured for issue 30 (debug build, 2 cores at load ~15, `--durability full`; one client
-/// sending 2000 PUTs in turn on one connection, three rounds each way, the loop's time taken as
-/// that of starting the write's delivery): committing on the loop holds it 2.4–2.6 ms a write
-/// (max 22–92 ms) against 46–66 µs off it, and the lone writer was not faster for it (mean
-/// 2.8–3.4 ms, p50 2.0–2.9 ms, against 1.5–2.5 ms and 0.5–1.8 ms off the loop). Kept, for now:
-/// the loop carries no other connection, so the time it is held delays no request already on it
-/// — only one the acceptor places on it during the commit, by one commit at most — and the
-/// release measurement behind it (docs/benchmarks.md) outweighs a debug one on a loaded machine.
-/// A release run on a quiet machine should decide again; moving the commit off the loop means
-/// dropping this count and answering the raw-bytes tests' writes from the writer's thread.
+/// Decided by a measurement (release build as `Scripts/bench.sh` makes it, `prefs-bench --only
+/// writes`, three runs each way in turns, 2 cores, `--durability full`): a lone client's writes
+/// reach 0.81 / 0.89 / 0.83× raw SQLite's FULL transactions per second with the commit on its
+/// loop, against 0.76 / 0.67 / 0.80× off it (the writer's thread, two hand-offs and wake-ups more)
+/// — about 9% more writes a second on the loop. The loop is held for the commit's sync (2.4–2.6 ms
+/// in a debug build), but it carries no other connection, so that delays no request already on
+/// it: only one the acceptor places on it meanwhile, by one commit at most. With a second
+/// connection on the loop, writes go to the writer's thread. So the commit stays here.
 final class EventLoopOccupancy: Sendable {
     private let counts = Mutex<[ObjectIdentifier: Int]>([:])
 
