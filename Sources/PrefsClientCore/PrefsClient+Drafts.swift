@@ -46,6 +46,16 @@ extension PrefsClient {
     ///
     /// The bytes cannot be sent twice: if the answer is lost, the error is `outcome_unknown` at
     /// once. ``addAttachment(to:_:ifRevision:length:bytes:)`` sends them again.
+    ///
+    /// - Parameters:
+    ///   - draft: The draft's ID.
+    ///   - upload: What the upload says about the file.
+    ///   - ifRevision: The draft revision the change is based on, or nil to skip the check.
+    ///   - bytes: The attachment's bytes, in pieces.
+    ///   - length: Their size in bytes, if known.
+    /// - Returns: The new attachment, and its draft after the change.
+    /// - Throws: ``PrefsError`` — `outcome_unknown` if the answer is lost, or as
+    ///   ``DraftsService/addAttachment(to:_:ifRevision:bytes:)`` does.
     public func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>,
         length: Int64?
@@ -59,8 +69,17 @@ extension PrefsClient {
 
     /// Adds an attachment whose bytes `bytes` makes anew for each try: if the answer is lost (the
     /// daemon restarted), the upload is sent again with the same `Idempotency-Key` — so it is
-    /// stored once — until the daemon answers or ``writeRetryDeadline`` passes. `length` is
-    /// their size, if known.
+    /// stored once — until the daemon answers or ``writeRetryDeadline`` passes.
+    ///
+    /// - Parameters:
+    ///   - draft: The draft's ID.
+    ///   - upload: What the upload says about the file.
+    ///   - ifRevision: The draft revision the change is based on, or nil to skip the check.
+    ///   - length: The bytes' size, if known.
+    ///   - bytes: Makes the attachment's bytes anew, for each try.
+    /// - Returns: The new attachment, and its draft after the change.
+    /// - Throws: ``PrefsError`` — `outcome_unknown` if no answer came before the deadline, what
+    ///   `bytes` throws, or as ``DraftsService/addAttachment(to:_:ifRevision:bytes:)`` does.
     public func addAttachment(
         to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, length: Int64?,
         bytes: () throws -> AsyncThrowingStream<Data, any Error>
@@ -93,6 +112,12 @@ extension PrefsClient {
 
     /// The download's answer carries only the bytes; the attachment's description comes from
     /// its draft, read first. (An attachment's bytes never change, so the two agree.)
+    ///
+    /// - Parameters:
+    ///   - attachment: The attachment's ID.
+    ///   - draft: Its draft's ID.
+    /// - Returns: The attachment and its bytes, as they are read.
+    /// - Throws: ``PrefsError`` — `not_found` if there is no such attachment.
     public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
         guard let description = try await self.draft(draft).attachments.first(where: { $0.id == attachment }) else {
             throw PrefsError(.notFound, "Draft \(draft) has no attachment \(attachment).")

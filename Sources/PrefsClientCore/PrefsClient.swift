@@ -46,6 +46,10 @@ public final class PrefsClient: PrefsService {
     }
 
     /// Asks the daemon to answer once it has taken in `revision` (`GET /v1/status?minRevision=`).
+    ///
+    /// - Parameter revision: The revision to wait for.
+    /// - Throws: ``PrefsError`` — `behind`, with the revision the daemon has, if it has not taken
+    ///   it in after a short wait.
     public func waitForRevision(_ revision: Revision) async throws {
         let _: ServiceStatus = try await call("GET", "/v1/status", query: ["minRevision": String(revision)])
     }

@@ -9,6 +9,8 @@ public struct UnansweredRequest: Error, Sendable {
     public var cause: PrefsError
 
     /// The error of a request whose answer was lost for `cause`.
+    ///
+    /// - Parameter cause: What the connection reported.
     public init(cause: PrefsError) {
         self.cause = cause
     }

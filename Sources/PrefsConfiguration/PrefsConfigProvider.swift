@@ -31,6 +31,11 @@ public struct PrefsConfigProvider: ConfigProvider {
     private let mirror: PreferenceMirror
 
     /// Loads the effective values at `scope`, then follows their changes.
+    ///
+    /// - Parameters:
+    ///   - service: The service to read from.
+    ///   - scope: The scope whose effective values the provider gives (`/` by default).
+    /// - Throws: ``PrefsError`` when the values cannot be loaded.
     public init(service: any PrefsService, scope: ScopePath = .root) async throws {
         mirror = try await PreferenceMirror(service: service, scope: scope)
     }
@@ -51,12 +56,25 @@ public struct PrefsConfigProvider: ConfigProvider {
     }
 
     /// The effective value of `key` as last seen, as `type`.
+    ///
+    /// - Parameters:
+    ///   - key: The config key; its components joined with `.` name the prefsd key.
+    ///   - type: The type to give the value as.
+    /// - Returns: The value, or none when the key has none.
+    /// - Throws: ``PrefsError`` — `invalid_value` when the value does not map to `type`.
     public func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let name = Self.prefsKey(key)
         return LookupResult(encodedKey: name, value: try mirror.resolved(name).configValue(as: type))
     }
 
     /// The effective value of `key` as the service has it now, as `type`.
+    ///
+    /// - Parameters:
+    ///   - key: The config key; its components joined with `.` name the prefsd key.
+    ///   - type: The type to give the value as.
+    /// - Returns: The value, or none when the key has none or is not a valid key name.
+    /// - Throws: ``PrefsError`` — `invalid_value` when the value does not map to `type`, or the
+    ///   service's error when it cannot answer.
     public func fetchValue(forKey key: AbsoluteConfigKey, type: ConfigType) async throws -> LookupResult {
         let name = Self.prefsKey(key)
         guard KeyName.isValid(name) else { return LookupResult(encodedKey: name, value: nil) }
@@ -66,6 +84,14 @@ public struct PrefsConfigProvider: ConfigProvider {
 
     /// The effective value of `key` as `type`, then each new one, until the calling task is
     /// cancelled or `updatesHandler` returns.
+    ///
+    /// - Parameters:
+    ///   - key: The config key; its components joined with `.` name the prefsd key.
+    ///   - type: The type to give the values as.
+    ///   - updatesHandler: Reads the values; each is a failure (`invalid_value`) when the value
+    ///     does not map to `type`.
+    /// - Returns: What `updatesHandler` returns.
+    /// - Throws: What `updatesHandler` throws.
     nonisolated(nonsending) public func watchValue<Return: ~Copyable>(
         forKey key: AbsoluteConfigKey, type: ConfigType,
         updatesHandler: nonisolated(nonsending) (ConfigUpdatesAsyncSequence<Result<LookupResult, any Error>, Never>) async throws -> Return
@@ -89,6 +115,10 @@ public struct PrefsConfigProvider: ConfigProvider {
 
     /// A snapshot of the effective values, then a new one after each change, until the calling
     /// task is cancelled or `updatesHandler` returns.
+    ///
+    /// - Parameter updatesHandler: Reads the snapshots.
+    /// - Returns: What `updatesHandler` returns.
+    /// - Throws: What `updatesHandler` throws.
     nonisolated(nonsending) public func watchSnapshot<Return: ~Copyable>(
         updatesHandler: nonisolated(nonsending) (ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws -> Return
     ) async throws -> Return {

@@ -19,14 +19,21 @@ public typealias EmbeddedStore = PrefsEngine<SQLiteStorage>
 extension PrefsEngine where Storage == SQLiteStorage {
     /// Opens (creating and migrating if needed) the database at `path` and claims it.
     ///
-    /// Throws ``PrefsError`` if another process owns the database, or if the file is not a
-    /// SQLite database, is corrupt, or comes from a newer prefsd — in those cases the file is
-    /// left untouched.
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - configuration: How the store behaves (durability, limits, overrides).
+    /// - Throws: ``PrefsError`` — `conflict`, naming the owner's pid, if another process owns the
+    ///   database; an error if the file is not a SQLite database, is corrupt, or comes from a
+    ///   newer prefsd. In those cases the file is left untouched.
     public convenience init(path: String, configuration: StoreConfiguration = StoreConfiguration()) throws {
         try self.init(storage: SQLiteStorage(path: path, durability: configuration.durability), configuration: configuration)
     }
 
     /// A store on a new database in a temporary folder, removed when the store closes: for tests.
+    ///
+    /// - Parameter configuration: How the store behaves.
+    /// - Returns: The open store.
+    /// - Throws: ``PrefsError`` if the folder or the database cannot be made.
     public static func temporary(configuration: StoreConfiguration = StoreConfiguration()) throws -> EmbeddedStore {
         let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-\(UUID().uuidString)")
         do {

@@ -10,10 +10,12 @@ import Synchronization
 extension PrefsEngine {
     /// Returns once this engine has taken in `revision`: at once when it has (with one writer, a
     /// revision it committed itself always is); else it reads the change log, and waits at most
-    /// ``StoreConfiguration/revisionWait`` for the revision to arrive. Throws `behind` with the
-    /// revision it has taken in — only for a revision the database has: one beyond the newest
-    /// the database has assigned will never come, and is `invalid_request` naming the newest,
-    /// at once.
+    /// ``StoreConfiguration/revisionWait`` for the revision to arrive.
+    ///
+    /// - Parameter revision: The revision to wait for.
+    /// - Throws: ``PrefsError`` — `behind`, with the revision it has taken in, for a revision the
+    ///   database has that did not arrive in time; `invalid_request` naming the newest, at once,
+    ///   for one beyond the newest the database has assigned, which will never come.
     public func waitForRevision(_ revision: Revision) async throws {
         try await waitUntilTakenIn(revision) { newest in
             PrefsError(

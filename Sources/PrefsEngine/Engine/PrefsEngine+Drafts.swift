@@ -81,6 +81,12 @@ extension PrefsEngine {
     /// (``PrefsStorage/openBlob(_:)``): a download that has begun delivers them whole, even if the
     /// attachment is removed or its draft deleted meanwhile; the bytes are freed after it if
     /// nothing else uses them.
+    ///
+    /// - Parameters:
+    ///   - attachment: The attachment's ID.
+    ///   - draft: Its draft's ID.
+    /// - Returns: The attachment and its bytes, as they are read.
+    /// - Throws: ``PrefsError`` — `not_found` if there is no such attachment.
     public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
         let found = try await self.draft(draft).attachments.first { $0.id == attachment }
         guard let found, let blob = try await storage.openBlob(found.sha256) else {

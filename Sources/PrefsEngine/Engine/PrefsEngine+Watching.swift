@@ -3,9 +3,12 @@ import PrefsKit
 
 extension PrefsEngine {
     /// Watches committed changes. With `since`, first replays every selected change after it
-    /// from the change log, then goes live — nothing missed, nothing repeated. `since` older
-    /// than the log keeps ends the stream with `compacted`, carrying the oldest revision; `since`
-    /// newer than the store's newest revision, with `invalid_request` naming that revision.
+    /// from the change log, then goes live — nothing missed, nothing repeated.
+    ///
+    /// - Parameter request: What to watch, and from which revision.
+    /// - Returns: The change events. A `since` older than the log keeps ends the stream with
+    ///   `compacted`, carrying the oldest revision; a `since` newer than the store's newest
+    ///   revision, with `invalid_request` naming that revision.
     public func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         do {
             return try openStream(request)

@@ -5,9 +5,22 @@ import Foundation
 public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     /// What kind of media it is.
     public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
-        case image, video, gif, audio, drawing, file
+        /// A still image: PNG, JPEG, WebP, HEIC and the like.
+        case image
+        /// A video.
+        case video
+        /// An animated GIF.
+        case gif
+        /// A sound recording.
+        case audio
+        /// A drawing, such as a sketch; its file may be an image.
+        case drawing
+        /// Any other file.
+        case file
 
         /// The kind a MIME type suggests.
+        ///
+        /// - Parameter mimeType: A MIME type such as `image/png`; case does not matter.
         public init(mimeType: String) {
             switch mimeType.lowercased() {
             case "image/gif": self = .gif
@@ -43,6 +56,19 @@ public struct Attachment: Codable, Sendable, Hashable, Identifiable {
     public var height: Int?
 
     /// An attachment with every field given.
+    ///
+    /// - Parameters:
+    ///   - id: The attachment's ID.
+    ///   - draft: The ID of the draft it belongs to.
+    ///   - position: Its place among the draft's attachments, from 0.
+    ///   - kind: What kind of media it is.
+    ///   - mimeType: Its MIME type.
+    ///   - filename: The file's name, without any path.
+    ///   - byteSize: Its size in bytes.
+    ///   - sha256: Lowercase hex SHA-256 of its bytes.
+    ///   - altText: A description for people who cannot see the media.
+    ///   - width: Its width in pixels, if known.
+    ///   - height: Its height in pixels, if known.
     public init(
         id: UUID, draft: UUID, position: Int, kind: Kind, mimeType: String, filename: String, byteSize: Int64,
         sha256: String, altText: String? = nil, width: Int? = nil, height: Int? = nil

@@ -8,6 +8,10 @@ public struct AttachmentDownload: Sendable {
     public var bytes: AsyncThrowingStream<Data, any Error>
 
     /// A download of `attachment` from `bytes`.
+    ///
+    /// - Parameters:
+    ///   - attachment: The attachment the bytes are of.
+    ///   - bytes: Its bytes, in pieces, as they are read.
     public init(attachment: Attachment, bytes: AsyncThrowingStream<Data, any Error>) {
         self.attachment = attachment
         self.bytes = bytes

@@ -8,6 +8,10 @@ public struct AttachmentPatch: Codable, Sendable, Hashable {
     public var position: FieldChange<Int> = .unchanged
 
     /// A patch of the fields to change; the others stay.
+    ///
+    /// - Parameters:
+    ///   - altText: The new alt text; `.clear` removes it.
+    ///   - position: The attachment's new place among the draft's attachments.
     public init(altText: FieldChange<String> = .unchanged, position: FieldChange<Int> = .unchanged) {
         self.altText = altText
         self.position = position

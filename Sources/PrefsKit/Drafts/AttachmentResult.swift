@@ -8,6 +8,10 @@ public struct AttachmentResult: Codable, Sendable, Hashable {
     public var draft: Draft
 
     /// An attachment and its draft.
+    ///
+    /// - Parameters:
+    ///   - attachment: The attachment as it is now.
+    ///   - draft: Its draft as it is now.
     public init(attachment: Attachment, draft: Draft) {
         self.attachment = attachment
         self.draft = draft

@@ -13,6 +13,12 @@ public struct AttachmentUpload: Sendable, Hashable {
     public var altText: String?
 
     /// What to say about an upload: its name at least.
+    ///
+    /// - Parameters:
+    ///   - filename: The file's name; sanitised before it is stored.
+    ///   - kind: The kind of media; nil for the MIME type's.
+    ///   - mimeType: The MIME type; nil to take it from the bytes or the file name.
+    ///   - altText: A description for people who cannot see the media.
     public init(filename: String, kind: Attachment.Kind? = nil, mimeType: String? = nil, altText: String? = nil) {
         self.filename = filename
         self.kind = kind

@@ -23,6 +23,11 @@ public struct ComposeRules: Sendable, Hashable {
     public static let defaults = ComposeRules(maxCharacters: 500, maxAttachments: 4, requireAltText: false)
 
     /// Rules with every limit given.
+    ///
+    /// - Parameters:
+    ///   - maxCharacters: The most characters of text plus content warning.
+    ///   - maxAttachments: The most attachments.
+    ///   - requireAltText: Whether every attachment needs alt text.
     public init(maxCharacters: Int, maxAttachments: Int, requireAltText: Bool) {
         self.maxCharacters = maxCharacters
         self.maxAttachments = maxAttachments

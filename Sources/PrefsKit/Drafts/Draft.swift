@@ -8,7 +8,14 @@ import Foundation
 public struct Draft: Codable, Sendable, Hashable, Identifiable {
     /// Who may see the post once published.
     public enum Visibility: String, Codable, Sendable, Hashable, CaseIterable {
-        case `public`, unlisted, `private`, direct
+        /// Everyone, and it is listed in public timelines.
+        case `public`
+        /// Everyone, but it is kept out of public timelines.
+        case unlisted
+        /// Only the author's followers.
+        case `private`
+        /// Only the people it mentions.
+        case direct
     }
 
     /// A poll attached to the post.
@@ -21,6 +28,11 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
         public var multiple: Bool
 
         /// A poll with its choices, running `expiresIn` seconds.
+        ///
+        /// - Parameters:
+        ///   - options: The choices, in order.
+        ///   - expiresIn: How long the poll runs, in seconds.
+        ///   - multiple: Whether a voter may pick several options.
         public init(options: [String], expiresIn: Int, multiple: Bool = false) {
             self.options = options
             self.expiresIn = expiresIn
@@ -76,6 +88,23 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
     public var attachments: [Attachment]
 
     /// A draft with every field given.
+    ///
+    /// - Parameters:
+    ///   - id: The draft's ID.
+    ///   - account: The account it belongs to.
+    ///   - thread: The thread it is part of, if any.
+    ///   - position: Its place in its thread, from 0; nil outside a thread.
+    ///   - replyTo: The post it replies to.
+    ///   - text: The text of the post.
+    ///   - contentWarning: A warning shown in place of the text until the reader opens it.
+    ///   - visibility: Who may see the post once published.
+    ///   - language: A language tag such as `en` or `pt-BR`.
+    ///   - sensitive: Whether its media are hidden until the reader opens them.
+    ///   - poll: Its poll, if any.
+    ///   - createdAt: When it was created.
+    ///   - updatedAt: When it last changed.
+    ///   - revision: Its revision (1 for a new draft).
+    ///   - attachments: Its attachments, by position.
     public init(
         id: UUID, account: String, thread: String? = nil, position: Int? = nil, replyTo: String? = nil, text: String = "",
         contentWarning: String? = nil, visibility: Visibility = .public, language: String? = nil, sensitive: Bool = false,

@@ -24,6 +24,18 @@ public struct DraftInput: Codable, Sendable, Hashable {
     public var poll: Draft.Poll?
 
     /// A new draft's fields; only `account` is required.
+    ///
+    /// - Parameters:
+    ///   - account: The account it belongs to.
+    ///   - text: The text of the post (default: empty).
+    ///   - thread: The thread to put it in, if any.
+    ///   - position: Where in the thread (default: at the end).
+    ///   - replyTo: The post it replies to.
+    ///   - contentWarning: A warning shown in place of the text.
+    ///   - visibility: Who may see it once published (default: public).
+    ///   - language: A language tag such as `en`.
+    ///   - sensitive: Whether its media are hidden until opened (default: false).
+    ///   - poll: A poll.
     public init(
         account: String, text: String? = nil, thread: String? = nil, position: Int? = nil, replyTo: String? = nil,
         contentWarning: String? = nil, visibility: Draft.Visibility? = nil, language: String? = nil,

@@ -10,6 +10,10 @@ public struct DraftValidation: Codable, Sendable, Hashable {
     public var revision: Int64
 
     /// The validation with these problems (none: valid).
+    ///
+    /// - Parameters:
+    ///   - problems: Why the draft cannot be published; empty when it can.
+    ///   - revision: The draft revision this is the validation of.
     public init(problems: [ValidationProblem], revision: Int64) {
         self.valid = problems.isEmpty
         self.problems = problems

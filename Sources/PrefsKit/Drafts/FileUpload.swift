@@ -15,7 +15,10 @@ public actor FileUpload {
     private let handle: FileHandle
     private var remaining: Int64
 
-    /// Opens `path`; `not_found` if it is not a file that can be read.
+    /// Opens a file to upload.
+    ///
+    /// - Parameter path: The file's path.
+    /// - Throws: ``PrefsError`` — `not_found` if it is not a file that can be read.
     public init(path: String) throws {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard let attributes, attributes[.type] as? FileAttributeType != .typeDirectory,
@@ -31,6 +34,9 @@ public actor FileUpload {
 
     /// The file's bytes, piece by piece, each piece's size given to `progress` as it is read.
     /// Read them once.
+    ///
+    /// - Parameter progress: Called with each piece's size as it is read, or nil.
+    /// - Returns: The file's bytes, in pieces of up to 256 KiB.
     public nonisolated func bytes(reporting progress: (@Sendable (Int) -> Void)? = nil) -> AsyncThrowingStream<Data, any Error> {
         AsyncThrowingStream { try await self.nextPiece(reporting: progress) }
     }

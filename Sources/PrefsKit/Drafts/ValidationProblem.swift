@@ -11,6 +11,11 @@ public struct ValidationProblem: Codable, Sendable, Hashable {
     public var message: String
 
     /// A problem with its code, field and message.
+    ///
+    /// - Parameters:
+    ///   - code: The problem's stable code, such as `too_long`.
+    ///   - field: The field at fault, such as `text`.
+    ///   - message: What is wrong, for people.
     public init(code: String, field: String, message: String) {
         self.code = code
         self.field = field

@@ -9,20 +9,29 @@ import Foundation
 /// ``canonicalText`` is the one encoding the store writes (object keys sorted), so two equal
 /// values always have the same bytes.
 public enum JSONValue: Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A whole number an `Int64` holds.
     case integer(Int64)
     /// A number its `Double` holds exactly (as the `Double`'s shortest text shows it).
     case number(Double)
     /// A number neither `Int64` nor `Double` holds exactly, or a whole number beyond `Int64`:
     /// up to 38 significant digits.
     case decimal(Decimal)
+    /// A string.
     case string(String)
+    /// An array of values, in order.
     case array([JSONValue])
+    /// An object: its members by name.
     case object([String: JSONValue])
 
-    /// Parses JSON text, keeping every number exactly. Throws ``PrefsError`` `invalid_json` with
-    /// the reason and where, or `invalid_value` for a number it cannot keep exactly.
+    /// Parses JSON text, keeping every number exactly.
+    ///
+    /// - Parameter data: The JSON text, as UTF-8 bytes.
+    /// - Throws: ``PrefsError`` — `invalid_json` with the reason and where, or `invalid_value`
+    ///   for a number it cannot keep exactly.
     public init(parsing data: some DataProtocol) throws {
         let data = Data(data)
         self = try data.withUnsafeBytes { raw in
@@ -32,6 +41,10 @@ public enum JSONValue: Sendable {
     }
 
     /// Parses JSON text from a string.
+    ///
+    /// - Parameter text: The JSON text.
+    /// - Throws: ``PrefsError`` — `invalid_json` with the reason and where, or `invalid_value`
+    ///   for a number it cannot keep exactly.
     public init(parsing text: String) throws {
         var text = text
         self = try text.withUTF8 { bytes in try Self.simpleScalar(bytes) ?? JSONParser.parse(bytes) }
@@ -121,6 +134,9 @@ extension JSONValue: Codable {
     /// exactly; a `JSONDecoder` has read each into a `Double` and a `Decimal` before this sees
     /// it: a number is then taken as the one that agrees with the other, which is exact for any
     /// number prefsd writes, but not for one of more digits than a `Decimal` holds.
+    ///
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: `DecodingError` when what it holds is not a JSON value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -170,12 +186,21 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// JSON `null`, from the literal `nil`.
+    ///
+    /// - Parameter nilLiteral: The empty tuple, as for every `nil` literal.
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(integerLiteral value: Int64) { self = .integer(value) }
     public init(floatLiteral value: Double) { self = .number(value) }
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array, from an array literal.
+    ///
+    /// - Parameter elements: The array's values, in order.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object, from a dictionary literal.
+    ///
+    /// - Parameter elements: The object's members; of two with the same name, the last is kept.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

@@ -21,7 +21,9 @@ import Observation
 public final class DraftObserving: Sendable {
     private let follower: SnapshotFollower<DraftSnapshot?>
 
-    /// Follows draft `id` through the current context's service.
+    /// Follows a draft through the current context's service.
+    ///
+    /// - Parameter id: The draft's ID.
     public init(_ id: UUID) {
         follower = SnapshotFollower(initial: nil, context: PrefsContext.current ?? .missing, watch: WatchRequest(draft: id)) {
             service in

@@ -9,6 +9,10 @@ public struct DraftSnapshot: Sendable, Hashable {
     public var validation: DraftValidation
 
     /// A draft and its validation.
+    ///
+    /// - Parameters:
+    ///   - draft: The draft, with its attachments.
+    ///   - validation: Whether it can be published.
     public init(draft: Draft, validation: DraftValidation) {
         self.draft = draft
         self.validation = validation

@@ -36,6 +36,11 @@ public final class PreferenceMirror: Sendable {
 
     /// Loads the effective values at `scope`, then starts following their changes — resuming
     /// after an overflow, or a daemon restart, from the last revision seen (see ``failure``).
+    ///
+    /// - Parameters:
+    ///   - service: The service to follow.
+    ///   - scope: The scope whose effective values to keep.
+    /// - Throws: ``PrefsError`` when the values cannot be loaded.
     public init(service: any PrefsService, scope: ScopePath) async throws {
         self.service = service
         self.scope = scope
@@ -93,6 +98,9 @@ public final class PreferenceMirror: Sendable {
     }
 
     /// The effective value of `key` as last seen; `source: none` when it has none.
+    ///
+    /// - Parameter key: The key's name.
+    /// - Returns: Its effective value at the mirror's scope.
     public func resolved(_ key: String) -> ResolvedPreference {
         state.withLock { state in state.values[key] ?? unset(key) }
     }
@@ -103,6 +111,9 @@ public final class PreferenceMirror: Sendable {
     }
 
     /// The effective value of a typed key as last seen (its default when unset), with its source.
+    ///
+    /// - Parameter key: The typed key.
+    /// - Returns: Its value (its default when unset) and where it comes from.
     public func value<Value>(of key: TypedKey<Value>) -> (value: Value, source: PreferenceSource) {
         state.withLock { state in
             guard let resolved = state.values[key.name] else { return (key.defaultValue, .none) }
@@ -121,15 +132,21 @@ public final class PreferenceMirror: Sendable {
     /// nil again once it has resumed.
     public var failure: PrefsError? { state.withLock { $0.failure } }
 
-    /// Calls `onChange` with the new effective value each time `key`'s changes. Keep the token:
-    /// the observation ends when it is released.
+    /// Calls `onChange` with the new effective value each time `key`'s changes.
+    ///
+    /// - Parameters:
+    ///   - key: The key's name.
+    ///   - onChange: Called with the key's new effective value after each change.
+    /// - Returns: A token to keep: the observation ends when it is released.
     public func observe(_ key: String, onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
         addObserver(of: key, onChange)
     }
 
     /// Calls `onChange` with the new effective value of each key whose changes, in the order the
-    /// changes are made; ``values`` holds the change by then. Keep the token: the observation
-    /// ends when it is released.
+    /// changes are made; ``values`` holds the change by then.
+    ///
+    /// - Parameter onChange: Called with a key's new effective value after each change.
+    /// - Returns: A token to keep: the observation ends when it is released.
     public func observeEveryKey(onChange: @escaping @Sendable (ResolvedPreference) -> Void) -> ObservationToken {
         addObserver(of: nil, onChange)
     }

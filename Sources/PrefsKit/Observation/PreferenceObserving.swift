@@ -42,6 +42,8 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
     private let token = Mutex<ObservationToken?>(nil)
 
     /// Follows the key `keyPath` names, at the current context's scope.
+    ///
+    /// - Parameter keyPath: The key's property on ``PreferenceValues``, such as `\.avatarStyle`.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
         key = TypedKey(keyPath)
         context = PrefsContext.current ?? .missing
@@ -98,6 +100,10 @@ public final class PreferenceObserving<Value: Codable & Sendable & Equatable>: O
         }
 
         /// Sets the key at the context's scope.
+        ///
+        /// - Parameter value: The key's new value.
+        /// - Throws: ``PrefsError`` — `locked` below a lock, `invalid_value` for a value the
+        ///   schema refuses; ``PrefsContext/missingError`` where there is no context.
         public func set(_ value: Value) async throws {
             try await wrapper.context.service.set(wrapper.key, value, scope: wrapper.context.scope)
         }

@@ -62,9 +62,14 @@ public struct PrefsContext: Sendable {
     /// Sets the process-wide default context — the service and scope that wrappers created
     /// outside every ``withPrefs(_:scope:isolation:operation:)`` use, as `@Environment` falls
     /// back on a default. Call it once at start-up, before models are made; it loads the
-    /// effective values at `scope` first, and throws (leaving the default as it was) if it
-    /// cannot. A wrapper keeps the context it was created with: setting another default later
-    /// changes only wrappers created after.
+    /// effective values at `scope` first. A wrapper keeps the context it was created with:
+    /// setting another default later changes only wrappers created after.
+    ///
+    /// - Parameters:
+    ///   - service: The service wrappers read and write through.
+    ///   - scope: The scope they resolve at (`/` by default).
+    /// - Throws: ``PrefsError`` when the values at `scope` cannot be loaded; the default is then
+    ///   left as it was.
     public static func setDefault(_ service: any PrefsService, scope: ScopePath = .root) async throws {
         let context = try await PrefsContext(loading: service, scope: scope)
         defaultContext.withLock { $0 = context }
@@ -87,11 +92,17 @@ public struct PrefsContext: Sendable {
     static let missing = PrefsContext(absence: missingError)
 
     /// The effective value of a typed key here, from memory.
+    ///
+    /// - Parameter keyPath: The key's property on ``PreferenceValues``, such as `\.avatarStyle`.
     public subscript<Value: Codable & Sendable & Equatable>(keyPath: KeyPath<PreferenceValues, Value>) -> Value {
         value(of: TypedKey(keyPath)).value
     }
 
     /// The effective value of a typed key here, with where it came from.
+    ///
+    /// - Parameter key: The typed key.
+    /// - Returns: Its value — the one given to this context, else the scope's (its default when
+    ///   unset) — and where it comes from.
     public func value<Value>(of key: TypedKey<Value>) -> (value: Value, source: PreferenceSource) {
         if let local = localValue(of: key) { return (local, .local) }
         return mirror.value(of: key)
@@ -116,6 +127,15 @@ public struct PrefsContext: Sendable {
 ///     try await withPrefs(scope: "threads/42") { … }   // narrower: /accounts/alice/threads/42
 /// }
 /// ```
+///
+/// - Parameters:
+///   - service: The service the code inside reads and writes through.
+///   - scope: The scope it resolves at (`/` by default).
+///   - isolation: Where `operation` runs: the caller's isolation, by default.
+///   - operation: The code to run in the context.
+/// - Returns: What `operation` returns.
+/// - Throws: ``PrefsError`` when the values at `scope` cannot be loaded, or what `operation`
+///   throws.
 public func withPrefs<Result>(
     _ service: any PrefsService, scope: ScopePath = .root, isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> Result
@@ -126,8 +146,15 @@ public func withPrefs<Result>(
 
 /// Narrows the current context (the enclosing `withPrefs`'s, else the default): `scope` is a
 /// path below the current scope (`threads/42`), or an absolute one inside it; values given to
-/// the context stay. `operation` runs in the caller's isolation. Throws `invalid_scope` for a
-/// scope outside the current one, and ``PrefsContext/missingError`` where there is no context.
+/// the context stay. `operation` runs in the caller's isolation.
+///
+/// - Parameters:
+///   - scope: A path below the current scope (`threads/42`), or an absolute one inside it.
+///   - isolation: Where `operation` runs: the caller's isolation, by default.
+///   - operation: The code to run in the narrower context.
+/// - Returns: What `operation` returns.
+/// - Throws: ``PrefsError`` — `invalid_scope` for a scope outside the current one,
+///   ``PrefsContext/missingError`` where there is no context; or what `operation` throws.
 public func withPrefs<Result>(
     scope: String, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> Result
 ) async throws -> Result {
@@ -143,8 +170,7 @@ public func withPrefs<Result>(
 /// Runs `operation` with `value` as the key's value in the current context (the enclosing
 /// `withPrefs`'s, else the default) — for the code inside, reads and wrappers created there see
 /// it (source `local`) whatever the scope holds, like `.environment(\.key, value)` down a view
-/// tree. Nothing is stored. `operation` runs in the caller's isolation. Throws
-/// ``PrefsContext/missingError`` where there is no context.
+/// tree. Nothing is stored. `operation` runs in the caller's isolation.
 ///
 /// ```swift
 /// try await withPrefs(store, scope: "/accounts/alice") {
@@ -153,6 +179,15 @@ public func withPrefs<Result>(
 ///     }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - keyPath: The key's property on ``PreferenceValues``, such as `\.statusContentMode`.
+///   - value: The value the code inside sees for the key.
+///   - isolation: Where `operation` runs: the caller's isolation, by default.
+///   - operation: The code to run with the value.
+/// - Returns: What `operation` returns.
+/// - Throws: ``PrefsContext/missingError`` where there is no context, or what `operation`
+///   throws.
 public func withPrefs<Value: Codable & Sendable & Equatable, Result>(
     _ keyPath: WritableKeyPath<PreferenceValues, Value>, _ value: Value, isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> Result

@@ -24,6 +24,8 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
     private let forwarding = Mutex<ObservationToken?>(nil)
 
     /// Follows `keyPath` at the current context's scope, with no local value.
+    ///
+    /// - Parameter keyPath: The key's property on ``PreferenceValues``, such as `\.avatarStyle`.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
         scoped = PreferenceObserving(keyPath)
         followScope()
@@ -93,6 +95,9 @@ public final class ScopeBacked<Value: Codable & Sendable & Equatable>: Observabl
         }
 
         /// Stores `value` at the context's scope (a local value, if set, still wins here).
+        ///
+        /// - Parameter value: The key's new value at the scope.
+        /// - Throws: ``PrefsError``, as ``PreferenceObserving/Projection/set(_:)`` does.
         public func set(_ value: Value) async throws {
             try await wrapper.scoped.projectedValue.set(value)
         }
@@ -116,12 +121,16 @@ public struct ScopeOrLocal<Value: Sendable>: Sendable {
     private let read: @Sendable (PrefsContext) -> Value
 
     /// Reads the context's value at `keyPath` (the context of the task that reads it).
+    ///
+    /// - Parameter keyPath: The property of ``PrefsContext`` to read, such as `\.service`.
     public init(_ keyPath: any KeyPath<PrefsContext, Value> & Sendable) {
         local = nil
         read = { $0[keyPath: keyPath] }
     }
 
     /// A local value, whatever the context.
+    ///
+    /// - Parameter wrappedValue: The value to hold.
     public init(wrappedValue: Value) {
         local = wrappedValue
         read = { _ in wrappedValue }

@@ -10,7 +10,9 @@ import Observation
 public final class ThreadObserving: Sendable {
     private let follower: SnapshotFollower<[DraftSnapshot]>
 
-    /// Follows thread `id` through the current context's service.
+    /// Follows a thread through the current context's service.
+    ///
+    /// - Parameter id: The thread's ID.
     public init(_ id: String) {
         follower = SnapshotFollower(initial: [], context: PrefsContext.current ?? .missing, watch: WatchRequest(thread: id)) {
             service in

@@ -10,6 +10,11 @@ public struct ChainLayer: Codable, Sendable, Hashable {
     public var revision: Revision?
 
     /// A layer with what it holds.
+    ///
+    /// - Parameters:
+    ///   - layer: Which layer it is.
+    ///   - value: The value it holds, or nil when it holds none.
+    ///   - revision: The revision that set the value, for stored layers.
     public init(layer: PreferenceSource, value: JSONValue?, revision: Revision?) {
         self.layer = layer
         self.value = value

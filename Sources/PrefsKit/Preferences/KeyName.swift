@@ -10,7 +10,10 @@ public struct KeyName: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The name.
     public let rawValue: String
 
-    /// `name`, checked; throws ``PrefsError`` `invalid_key` if it breaks the rules.
+    /// `name`, checked.
+    ///
+    /// - Parameter name: The key name.
+    /// - Throws: ``PrefsError`` — `invalid_key` if it breaks the rules.
     public init(_ name: String) throws {
         try Self.validate(name)
         rawValue = name
@@ -31,7 +34,10 @@ public struct KeyName: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The longest key name accepted, in UTF-8 bytes.
     public static let maximumLength = 256
 
-    /// Throws ``PrefsError`` `invalid_key` unless `name` is a valid key name.
+    /// Checks that `name` is a valid key name.
+    ///
+    /// - Parameter name: The key name to check.
+    /// - Throws: ``PrefsError`` — `invalid_key`, saying which rule it breaks, unless it is valid.
     public static func validate(_ name: String) throws {
         let bytes = name.utf8
         guard let first = bytes.first else {
@@ -65,6 +71,9 @@ public struct KeyName: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `name` is a valid key name.
+    ///
+    /// - Parameter name: The key name to check.
+    /// - Returns: Whether it keeps every rule.
     public static func isValid(_ name: String) -> Bool {
         (try? validate(name)) != nil
     }

@@ -40,6 +40,9 @@ extension PreferenceKey {
 extension PreferenceSchema.ValueType {
     /// The schema type that fits a Swift type: `Bool` → bool, integers → int, `Double` → double,
     /// `String` → string, string enums → enum, `[String]` → array, anything else → json.
+    ///
+    /// - Parameter type: The Swift type.
+    /// - Returns: The schema type of its values.
     public static func inferred<T>(for type: T.Type) -> Self {
         switch type {
         case is Bool.Type: .bool
@@ -69,11 +72,18 @@ extension PreferenceSchema {
 
 extension JSONValue {
     /// The JSON form of any `Encodable` value.
+    ///
+    /// - Parameter value: The value to encode.
+    /// - Throws: What `JSONEncoder` throws for a value it cannot encode, or ``PrefsError``
+    ///   `invalid_value` for a number JSON cannot hold exactly.
     public init(encoding value: some Encodable) throws {
         self = try JSONValue(parsing: JSONEncoder().encode(value))
     }
 
     /// The value decoded as `T`, or nil if it does not fit.
+    ///
+    /// - Parameter type: The type to decode.
+    /// - Returns: The decoded value, or nil if the JSON does not fit `type`.
     public func decoded<T: Decodable>(as type: T.Type) -> T? {
         try? JSONDecoder().decode(T.self, from: canonicalData)
     }

@@ -7,6 +7,10 @@ public struct PreferenceLock: Codable, Sendable, Hashable {
     public var scope: ScopePath
 
     /// The lock on `key` at `scope`.
+    ///
+    /// - Parameters:
+    ///   - key: The locked key.
+    ///   - scope: The scope it is locked at.
     public init(key: String, scope: ScopePath) {
         self.key = key
         self.scope = scope

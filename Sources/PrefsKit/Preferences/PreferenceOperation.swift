@@ -4,7 +4,10 @@
 public struct PreferenceOperation: Codable, Sendable, Hashable {
     /// What the operation does.
     public enum Kind: String, Codable, Sendable, Hashable {
-        case set, reset
+        /// Set a key's value at a scope.
+        case set
+        /// Remove a key's value at a scope.
+        case reset
     }
 
     /// `set` or `reset`.
@@ -20,16 +23,35 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
     public var recursive: Bool?
 
     /// Sets `key` to `value` at `scope`.
+    ///
+    /// - Parameters:
+    ///   - key: The key to set.
+    ///   - value: Its new value.
+    ///   - scope: Where to set it (`/` by default).
+    /// - Returns: The operation.
     public static func set(_ key: String, _ value: JSONValue, scope: ScopePath = .root) -> Self {
         Self(op: .set, key: key, scope: scope, value: value, recursive: nil)
     }
 
     /// Removes `key`'s value at `scope` (and below it when `recursive`).
+    ///
+    /// - Parameters:
+    ///   - key: The key to reset.
+    ///   - scope: Where to remove its value (`/` by default).
+    ///   - recursive: Whether to remove its values at every scope below `scope` too.
+    /// - Returns: The operation.
     public static func reset(_ key: String, scope: ScopePath = .root, recursive: Bool = false) -> Self {
         Self(op: .reset, key: key, scope: scope, value: nil, recursive: recursive ? true : nil)
     }
 
     /// An operation with every field given; ``set(_:_:scope:)`` and ``reset(_:scope:recursive:)`` are shorter.
+    ///
+    /// - Parameters:
+    ///   - op: `set` or `reset`.
+    ///   - key: The key.
+    ///   - scope: The scope.
+    ///   - value: The value, for `set`; nil for `reset`.
+    ///   - recursive: For `reset`: whether to remove the values of every scope below too.
     public init(op: Kind, key: String, scope: ScopePath, value: JSONValue?, recursive: Bool?) {
         self.op = op
         self.key = key
@@ -43,6 +65,10 @@ public struct PreferenceOperation: Codable, Sendable, Hashable {
     }
 
     /// Decodes an operation, refusing unknown fields: a misspelt `recursive` must not pass.
+    ///
+    /// - Parameter decoder: The decoder to read from.
+    /// - Throws: ``PrefsError`` `invalid_request` for an unknown field; `DecodingError` for a
+    ///   missing or mistyped one.
     public init(from decoder: any Decoder) throws {
         try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a batch operation")
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -4,6 +4,10 @@ import Foundation
 /// carry.
 extension PreferenceSchema {
     /// Decodes a schema from JSON.
+    ///
+    /// - Parameter json: The schema's JSON text, as UTF-8 bytes.
+    /// - Throws: ``PrefsError`` `invalid_json` for text that is not JSON; a `DecodingError` for
+    ///   JSON that is not a schema.
     public init(json: Data) throws {
         self = try WireJSON.decode(PreferenceSchema.self, from: json)
     }

@@ -43,6 +43,15 @@ public struct PreferenceSchema: Sendable, Hashable {
     public var description: String?
 
     /// Makes a schema; call ``validateDefinition(for:)`` before trusting it.
+    ///
+    /// - Parameters:
+    ///   - type: The type a value must have.
+    ///   - defaultValue: The value a key has where no scope sets one.
+    ///   - minimum: The smallest number allowed (`int`, `double`).
+    ///   - maximum: The largest number allowed (`int`, `double`).
+    ///   - maxLength: The most characters (`string`) or elements (`array`) allowed.
+    ///   - choices: The allowed strings (`enum`).
+    ///   - description: What the key is for, for people.
     public init(
         type: ValueType, defaultValue: JSONValue? = nil, minimum: Double? = nil, maximum: Double? = nil,
         maxLength: Int? = nil, choices: [String]? = nil, description: String? = nil
@@ -56,8 +65,11 @@ public struct PreferenceSchema: Sendable, Hashable {
         self.description = description
     }
 
-    /// Throws ``PrefsError`` `invalid_schema` if the schema contradicts itself: an enum without
-    /// choices, `min` above `max`, a default that breaks the schema.
+    /// Checks that the schema does not contradict itself.
+    ///
+    /// - Parameter key: The key the schema is for, named in the error.
+    /// - Throws: ``PrefsError`` — `invalid_schema` if the schema contradicts itself: an enum
+    ///   without choices, `min` above `max`, a default that breaks the schema.
     public func validateDefinition(for key: String) throws {
         func invalid(_ reason: String) -> PrefsError {
             PrefsError(.invalidSchema, "The schema of '\(key)' \(reason).")
@@ -89,7 +101,12 @@ public struct PreferenceSchema: Sendable, Hashable {
         }
     }
 
-    /// Throws ``PrefsError`` `invalid_value` unless `value` fits this schema.
+    /// Checks that `value` fits this schema.
+    ///
+    /// - Parameters:
+    ///   - value: The value to check.
+    ///   - key: The key it is for, named in the error.
+    /// - Throws: ``PrefsError`` — `invalid_value` unless `value` fits this schema.
     public func validate(_ value: JSONValue, for key: String) throws {
         func refuse(_ reason: String) -> PrefsError {
             PrefsError(.invalidValue, "'\(key)' \(reason); the value \(value.canonicalText.truncatedForMessage) was not stored.")

@@ -30,6 +30,10 @@ public enum PreferenceSource: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses the wire form.
+    ///
+    /// - Parameter text: `override`, `lock:/path`, `scope:/path`, `default`, `none` or `local`.
+    /// - Throws: ``PrefsError`` — `invalid_request` for an unknown source, `invalid_scope` for a
+    ///   path that is not a scope.
     public init(_ text: String) throws {
         switch text {
         case "override": self = .override

@@ -13,12 +13,16 @@ public struct PreferenceValues: Sendable {
     private let recorder: KeyRecorder?
 
     /// Values from JSON by key name.
+    ///
+    /// - Parameter json: The values' JSON, by key name (none by default).
     public init(json: [String: JSONValue] = [:]) {
         self.json = json
         self.recorder = nil
     }
 
     /// The value of `key`.
+    ///
+    /// - Parameter key: The key's type.
     public subscript<Key: PreferenceKey>(key: Key.Type) -> Key.Value {
         get {
             recorder?.note(key)
@@ -31,6 +35,11 @@ public struct PreferenceValues: Sendable {
     }
 
     /// The key a key path reads: `PreferenceValues.key(for: \.fontSize)` is `FontSizeKey.self`.
+    ///
+    /// A key path that reads no ``PreferenceKey`` is a programming error, and stops the program.
+    ///
+    /// - Parameter keyPath: A property of ``PreferenceValues`` declared with a key.
+    /// - Returns: The key it reads.
     public static func key<Value>(for keyPath: KeyPath<PreferenceValues, Value>) -> any PreferenceKey.Type {
         guard let key = recordedKey(keyPath) else {
             preconditionFailure("\(keyPath) does not read a PreferenceKey: declare it with self[SomeKey.self] or @Preference.")
@@ -38,8 +47,11 @@ public struct PreferenceValues: Sendable {
         return key
     }
 
-    /// The key a key path of any value type reads (`\.fontSize` in `[\.fontSize, \.mode]`);
-    /// `invalid_key` for a key path that reads none.
+    /// The key a key path of any value type reads (`\.fontSize` in `[\.fontSize, \.mode]`).
+    ///
+    /// - Parameter keyPath: A property of ``PreferenceValues``.
+    /// - Returns: The key it reads.
+    /// - Throws: ``PrefsError`` — `invalid_key` for a key path that reads none.
     public static func key(readBy keyPath: PartialKeyPath<PreferenceValues>) throws(PrefsError) -> any PreferenceKey.Type {
         guard let key = recordedKey(keyPath) else {
             throw PrefsError(
@@ -77,6 +89,9 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
     public let defaultValue: Value
 
     /// The key `keyPath` reads. Each key path is looked up once, then remembered.
+    ///
+    /// - Parameter keyPath: A property of ``PreferenceValues`` declared with a key, such as
+    ///   `\.fontSize`.
     public init(_ keyPath: KeyPath<PreferenceValues, Value>) {
         let id = SendableKeyPath<AnyKeyPath>(keyPath)
         let known = knownKeyPaths.withLock { $0[id] }
@@ -95,11 +110,19 @@ public struct TypedKey<Value: Codable & Sendable & Equatable>: Sendable, Equatab
     }
 
     /// The value a resolution gives: its JSON decoded, else the default.
+    ///
+    /// - Parameter resolved: The key's resolved value.
+    /// - Returns: Its value as the key's type; the key's default when it is unset or does not
+    ///   decode as that type.
     public func value(of resolved: ResolvedPreference) -> Value {
         resolved.isSet ? value(of: resolved.value) : defaultValue
     }
 
     /// JSON decoded as the key's type, else the default.
+    ///
+    /// - Parameter json: The JSON, or nil.
+    /// - Returns: The JSON as the key's type; the key's default when it is nil or does not
+    ///   decode as that type.
     public func value(of json: JSONValue?) -> Value {
         json?.decoded(as: Value.self) ?? defaultValue
     }

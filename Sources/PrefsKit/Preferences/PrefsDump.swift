@@ -14,6 +14,11 @@ public struct PrefsDump: Codable, Sendable, Hashable {
         public var value: JSONValue
 
         /// `key` set to `value` at `scope`.
+        ///
+        /// - Parameters:
+        ///   - key: The key.
+        ///   - scope: The scope it is set at.
+        ///   - value: The value.
         public init(key: String, scope: ScopePath, value: JSONValue) {
             self.key = key
             self.scope = scope
@@ -55,6 +60,12 @@ public struct PrefsDump: Codable, Sendable, Hashable {
     public static let currentFormat = 1
 
     /// A dump of `scope`'s subtree, in the current format.
+    ///
+    /// - Parameters:
+    ///   - scope: The subtree dumped (`/` for everything).
+    ///   - schemas: Every registered schema, by key.
+    ///   - values: Every value set in the subtree.
+    ///   - locks: Every lock in the subtree.
     public init(scope: ScopePath, schemas: [String: PreferenceSchema], values: [Value], locks: [Lock]) {
         self.format = Self.currentFormat
         self.scope = scope

@@ -14,6 +14,14 @@ public struct TypedPreference<Value: Sendable>: Sendable {
 /// The service through typed key paths: `\.fontSize` instead of `"timeline.fontSize"` and JSON.
 extension PrefsService {
     /// Sets a typed key at `scope`.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The key's property on ``PreferenceValues``, such as `\.fontSize`.
+    ///   - value: Its new value.
+    ///   - scope: Where to set it (`/` by default).
+    /// - Returns: The revision of the change.
+    /// - Throws: ``PrefsError`` — `locked` below a lock, `invalid_value` for a value the schema
+    ///   refuses.
     @discardableResult
     public func set<Value: Codable & Sendable & Equatable>(_ keyPath: KeyPath<PreferenceValues, Value>, _ value: Value, scope: ScopePath = .root)
         async throws -> WriteResult
@@ -22,6 +30,14 @@ extension PrefsService {
     }
 
     /// Sets a typed key at `scope`.
+    ///
+    /// - Parameters:
+    ///   - key: The typed key.
+    ///   - value: Its new value.
+    ///   - scope: Where to set it (`/` by default).
+    /// - Returns: The revision of the change.
+    /// - Throws: ``PrefsError`` — `locked` below a lock, `invalid_value` for a value the schema
+    ///   refuses.
     @discardableResult
     public func set<Value: Codable & Sendable & Equatable>(_ key: TypedKey<Value>, _ value: Value, scope: ScopePath = .root) async throws -> WriteResult {
         try await set(key.name, to: try JSONValue(encoding: value), scope: scope)
@@ -29,6 +45,13 @@ extension PrefsService {
 
     /// A typed key's effective value at `scope` — its default when the stored JSON is unset or
     /// does not decode as the key's type — and, with `explain`, every layer in ``TypedPreference/chain``.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The key's property on ``PreferenceValues``, such as `\.fontSize`.
+    ///   - scope: The scope to resolve it at (`/` by default).
+    ///   - explain: Whether the answer lists every layer.
+    /// - Returns: The key's typed value at `scope` and where it comes from.
+    /// - Throws: ``PrefsError`` when the service cannot answer.
     public func resolve<Value: Codable & Sendable & Equatable>(
         _ keyPath: KeyPath<PreferenceValues, Value>, scope: ScopePath = .root, explain: Bool = false
     ) async throws -> TypedPreference<Value> {
@@ -36,6 +59,14 @@ extension PrefsService {
     }
 
     /// A typed key's effective value at `scope`, and with `explain` every layer.
+    ///
+    /// - Parameters:
+    ///   - key: The typed key.
+    ///   - scope: The scope to resolve it at (`/` by default).
+    ///   - explain: Whether the answer lists every layer.
+    /// - Returns: The key's typed value at `scope` (its default when unset or when the stored
+    ///   JSON does not decode as its type) and where it comes from.
+    /// - Throws: ``PrefsError`` when the service cannot answer.
     public func resolve<Value: Codable & Sendable & Equatable>(
         _ key: TypedKey<Value>, scope: ScopePath = .root, explain: Bool = false
     ) async throws -> TypedPreference<Value> {
@@ -45,6 +76,12 @@ extension PrefsService {
     }
 
     /// A typed key's effective value at `scope`: first the current one, then each new one.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The key's property on ``PreferenceValues``, such as `\.fontSize`.
+    ///   - scope: The scope to resolve it at (`/` by default).
+    /// - Returns: The values; the stream ends with the service's error when the key cannot be
+    ///   resolved or watched.
     public func values<Value: Codable & Sendable & Equatable>(of keyPath: KeyPath<PreferenceValues, Value>, scope: ScopePath = .root)
         -> AsyncThrowingStream<Value, any Error>
     {
@@ -69,13 +106,22 @@ extension PrefsService {
 
     /// Registers the schemas of the keys these key paths name — `register(keys: [\.fontSize,
     /// \.statusContentMode])` — whether declared by hand or with `@Preference` (each key's
-    /// ``PreferenceKey/schema``). `invalid_key` for a key path that names no key.
+    /// ``PreferenceKey/schema``).
+    ///
+    /// - Parameter keyPaths: Properties of ``PreferenceValues`` declared with keys.
+    /// - Returns: The revision of the change.
+    /// - Throws: ``PrefsError`` — `invalid_key` for a key path that names no key, or as
+    ///   ``PreferencesService/register(schemas:)`` does.
     @discardableResult
     public func register(keys keyPaths: [PartialKeyPath<PreferenceValues>]) async throws -> WriteResult {
         try await register(keys: try keyPaths.map { keyPath throws(PrefsError) in try PreferenceValues.key(readBy: keyPath) })
     }
 
     /// Registers the schemas of typed keys (each key's ``PreferenceKey/schema``).
+    ///
+    /// - Parameter keys: The keys' types; of two with the same name, the last is kept.
+    /// - Returns: The revision of the change.
+    /// - Throws: ``PrefsError``, as ``PreferencesService/register(schemas:)`` does.
     @discardableResult
     public func register(keys: [any PreferenceKey.Type]) async throws -> WriteResult {
         try await register(schemas: Dictionary(keys.map { ($0.name, $0.schema) }, uniquingKeysWith: { _, last in last }))

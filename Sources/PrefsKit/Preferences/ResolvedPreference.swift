@@ -17,6 +17,14 @@ public struct ResolvedPreference: Codable, Sendable, Hashable {
     public var chain: [ChainLayer]?
 
     /// A resolution with every field given.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - scope: The scope it was resolved at.
+    ///   - value: The effective value; `null` when the source is `none`.
+    ///   - source: Where the value came from.
+    ///   - revision: The store's revision when this was read.
+    ///   - chain: Every layer consulted, first to last, for an explained resolution.
     public init(
         key: String, scope: ScopePath, value: JSONValue, source: PreferenceSource, revision: Revision,
         chain: [ChainLayer]? = nil
@@ -46,6 +54,8 @@ extension ResolvedPreference {
     /// Reads what ``compactWireJSON`` writes, without a decoder: for a one-shot `prefsctl get`,
     /// a `JSONDecoder`'s first use costs more than the whole request. Nil for any other text
     /// (an explained answer, other spacing or order), which a decoder must read.
+    ///
+    /// - Parameter bytes: The JSON text, as UTF-8 bytes.
     public init?(compactWireJSON bytes: Data) {
         var rest = bytes[...]
         /// The text up to the next `"`, which the writer never escapes in these members.

@@ -14,7 +14,10 @@ public struct ScopePath: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// The path text, e.g. `/accounts/alice`.
     public let path: String
 
-    /// Validates `path`; throws ``PrefsError`` `invalid_scope` saying what is wrong.
+    /// Validates `path`.
+    ///
+    /// - Parameter path: The path text, such as `/accounts/alice`.
+    /// - Throws: ``PrefsError`` — `invalid_scope`, saying what is wrong.
     public init(_ path: String) throws {
         guard path.utf8.count <= Self.maximumLength else {
             throw PrefsError(.invalidScope, "The scope is \(path.utf8.count) bytes long; the limit is \(Self.maximumLength).")
@@ -66,11 +69,18 @@ public struct ScopePath: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     /// Whether `other` is this scope or lies below it.
+    ///
+    /// - Parameter other: The scope to check.
+    /// - Returns: Whether `other` is this scope or one below it.
     public func contains(_ other: ScopePath) -> Bool {
         isRoot || other.path == path || other.path.hasPrefix(path + "/")
     }
 
     /// The scope one segment below this one.
+    ///
+    /// - Parameter segment: The segment to add, such as `alice`.
+    /// - Returns: This scope with `segment` appended.
+    /// - Throws: ``PrefsError`` — `invalid_scope` if the result is not a valid scope.
     public func appending(_ segment: String) throws -> ScopePath {
         try ScopePath(isRoot ? "/" + segment : path + "/" + segment)
     }
@@ -104,6 +114,8 @@ public struct ScopePath: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
 extension ScopePath: ExpressibleByStringLiteral {
     /// A scope written in code. A literal that is not a valid path is a programming error.
+    ///
+    /// - Parameter value: The path text, such as `/accounts/alice`.
     public init(stringLiteral value: String) {
         do { try self.init(value) } catch { preconditionFailure("Invalid scope literal '\(value)': \(error)") }
     }

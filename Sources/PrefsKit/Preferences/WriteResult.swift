@@ -12,6 +12,11 @@ public struct WriteResult: Codable, Sendable, Hashable {
     public var removed: Int?
 
     /// An answer with its revision and, for a batch or a removal, the rest.
+    ///
+    /// - Parameters:
+    ///   - revision: The revision of the (last) change.
+    ///   - revisions: For a batch: each operation's own revision, in order.
+    ///   - removed: For a reset or an unlock: how many values or locks it removed.
     public init(revision: Revision, revisions: [Revision]? = nil, removed: Int? = nil) {
         self.revision = revision
         self.revisions = revisions

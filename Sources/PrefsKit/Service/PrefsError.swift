@@ -7,18 +7,32 @@
 public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is. The raw value is the `code` of the HTTP error body.
     public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A request that cannot be carried out as asked: a bad parameter, field or option
+        /// (HTTP 400).
         case invalidRequest = "invalid_request"
+        /// A body that is not JSON (HTTP 400).
         case invalidJSON = "invalid_json"
+        /// A key name that breaks the rules (HTTP 400; see ``KeyName``).
         case invalidKey = "invalid_key"
+        /// A scope path that breaks the rules (HTTP 400; see ``ScopePath``).
         case invalidScope = "invalid_scope"
+        /// A value its key's schema refuses, or that no value may be (HTTP 400).
         case invalidValue = "invalid_value"
+        /// A schema that contradicts itself, or that a stored value breaks (HTTP 400).
         case invalidSchema = "invalid_schema"
+        /// A write of a key with no schema to a strict store (`prefsd --strict`; HTTP 400).
         case unknownKey = "unknown_key"
+        /// No such draft, attachment, thread, schema, file or endpoint (HTTP 404).
         case notFound = "not_found"
         /// A known path asked with a method it does not take (HTTP 405, with `Allow`).
         case methodNotAllowed = "method_not_allowed"
+        /// A write below a lock on the key (HTTP 409); ``PrefsError/lock`` is the lock.
         case locked = "locked"
+        /// A request at odds with the state of what it changes, such as a file that got shorter
+        /// while it was being sent (HTTP 409).
         case conflict = "conflict"
+        /// A conditional write (`ifRevision`, `If-Match`) whose draft or key has moved on
+        /// (HTTP 412); nothing was changed, and the error carries the current state.
         case staleRevision = "stale_revision"
         /// An `Idempotency-Key` already used for a different request (HTTP 422): nothing was
         /// changed. A new request takes a new key.
@@ -26,14 +40,24 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A request with the same `Idempotency-Key` is still being carried out (HTTP 409): send it
         /// again in a moment to get its answer.
         case requestInProgress = "request_in_progress"
+        /// A value, body or upload over its size limit (HTTP 413).
         case tooLarge = "too_large"
         /// A configured bound on what the daemon serves at once (e.g. `--max-watches`) is reached.
         case limitReached = "limit_reached"
+        /// A watch resumed from a revision the change log no longer holds (HTTP 410);
+        /// ``PrefsError/oldestRevision`` is the oldest it holds.
         case compacted = "compacted"
+        /// A request without the token the daemon was given (HTTP 401).
         case unauthorized = "unauthorized"
+        /// A setup the daemon refuses as unsafe: a listening address that is not loopback, a
+        /// folder or password file others could reach (HTTP 403).
         case forbidden = "forbidden"
+        /// The disk is full: nothing was stored (HTTP 507).
         case storageFull = "storage_full"
+        /// The daemon or store is closing: nothing more is served (HTTP 503).
         case shuttingDown = "shutting_down"
+        /// The service cannot serve the request now: its database is busy, read-only or out of
+        /// reach (HTTP 503). Retry later.
         case unavailable = "unavailable"
         /// This host has not taken in a revision a request asked for (`minRevision`) within the
         /// wait allowed: another host of the same database made it, and it is on its way.
@@ -46,6 +70,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// before the deadline. Repeating it with the same `Idempotency-Key` is safe and answers
         /// what became of it; `prefsctl get` shows the current value.
         case outcomeUnknown = "outcome_unknown"
+        /// A failure inside the service that the caller cannot fix (HTTP 500).
         case `internal` = "internal"
 
         /// The HTTP status the daemon answers with.
@@ -124,6 +149,19 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var lock: PreferenceLock?
 
     /// Makes an error with a code and a message.
+    ///
+    /// - Parameters:
+    ///   - code: What kind of failure this is.
+    ///   - message: A sentence for people that says what went wrong and, where it can, how to
+    ///     fix it.
+    ///   - oldestRevision: For `compacted`: the oldest revision the change log still holds.
+    ///   - newestRevision: For a watch from a revision the store has not reached: its newest
+    ///     revision.
+    ///   - appliedRevision: For `behind`: the newest revision this host has taken in.
+    ///   - currentDraft: For `stale_revision` of a draft: the draft as it is now.
+    ///   - currentPreference: For `stale_revision` of a preference write: the key at the scope
+    ///     as it is now.
+    ///   - lock: For `locked`: the lock that refused the write.
     public init(
         _ code: Code, _ message: String, oldestRevision: Revision? = nil, newestRevision: Revision? = nil,
         appliedRevision: Revision? = nil, currentDraft: Draft? = nil, currentPreference: ScopedPreference? = nil,

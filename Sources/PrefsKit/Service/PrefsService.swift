@@ -14,11 +14,19 @@ public protocol PrefsService: PreferencesService, DraftsService {
     /// `request.since` from the change log, then live ones. Ends with an error `compacted` if
     /// `since` is older than the log keeps; errors that make the watch impossible (an invalid
     /// key, too many watches open, the service closing) end it before any event.
+    ///
+    /// - Parameter request: What to watch, and from which revision.
+    /// - Returns: The change events; the stream ends with a ``PrefsError`` (e.g. `compacted`)
+    ///   when the watch cannot go on.
     func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error>
 
     /// Returns once the service has taken in `revision` (a revision a write answered, through
     /// this service or another host of the same database): at once when it has — always, on a
-    /// database with one writer — else after a short wait, or throws `behind` with the revision
-    /// it has. Reads made after it see that revision's changes.
+    /// database with one writer — else after a short wait. Reads made after it see that
+    /// revision's changes.
+    ///
+    /// - Parameter revision: The revision to wait for.
+    /// - Throws: ``PrefsError`` — `behind`, with the revision it has
+    ///   (``PrefsError/appliedRevision``), if it has not taken it in after the wait.
     func waitForRevision(_ revision: Revision) async throws
 }

@@ -16,6 +16,14 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
         public var watchers: Int
 
         /// Counts with every number given.
+        ///
+        /// - Parameters:
+        ///   - keys: Keys with a value, a lock or a schema.
+        ///   - values: Values stored, at every scope.
+        ///   - locks: Locks.
+        ///   - schemas: Registered schemas.
+        ///   - overrides: Volatile overrides.
+        ///   - watchers: Watches open now.
         public init(keys: Int, values: Int, locks: Int, schemas: Int, overrides: Int, watchers: Int) {
             self.keys = keys
             self.values = values
@@ -42,6 +50,15 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
     public var counts: Counts
 
     /// A status with every field given.
+    ///
+    /// - Parameters:
+    ///   - version: The prefsd version.
+    ///   - database: The database file.
+    ///   - revision: The newest committed revision.
+    ///   - oldestRevision: The oldest revision the change log still holds.
+    ///   - uptimeSeconds: Seconds since the store was opened.
+    ///   - pid: The serving process.
+    ///   - counts: What the store holds.
     public init(
         version: String, database: String, revision: Revision, oldestRevision: Revision, uptimeSeconds: Double,
         pid: Int32, counts: Counts

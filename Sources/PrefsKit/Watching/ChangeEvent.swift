@@ -10,6 +10,8 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
         /// The kind's name on the wire, e.g. `set`.
         public var rawValue: String
         /// The kind with this name.
+        ///
+        /// - Parameter rawValue: The kind's name on the wire, such as `set`.
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
@@ -76,6 +78,22 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
     public var valid: Bool?
 
     /// An event with every field given.
+    ///
+    /// - Parameters:
+    ///   - revision: The change's revision (for notices: the last revision the watcher has
+    ///     everything up to).
+    ///   - kind: What happened.
+    ///   - key: The preference key changed, for preference events.
+    ///   - scope: The scope the change was made at; for a scoped watch, the watched scope.
+    ///   - value: The new value; for a scoped watch, the new effective value there.
+    ///   - source: For a scoped watch, where the new effective value comes from.
+    ///   - draft: The draft changed, for draft events.
+    ///   - attachment: The attachment changed, for attachment events.
+    ///   - account: For draft events: the draft's account.
+    ///   - thread: The draft's thread, if it is in one.
+    ///   - previousThread: For a draft moved between threads: the thread it left.
+    ///   - draftRevision: The draft's revision after the change.
+    ///   - valid: For draft events: whether the draft can be published.
     public init(
         revision: Revision, kind: Kind, key: String? = nil, scope: ScopePath? = nil, value: JSONValue? = nil,
         source: PreferenceSource? = nil, draft: String? = nil, attachment: String? = nil, account: String? = nil,

@@ -21,6 +21,16 @@ public struct WatchRequest: Sendable, Hashable {
     /// Every draft of one account.
     public var account: String?
 
+    /// A watch of what these fields select; by default, every change of every key.
+    ///
+    /// - Parameters:
+    ///   - keys: Exact key names.
+    ///   - prefixes: Key prefixes (string prefixes: `timeline.` matches `timeline.fontSize`).
+    ///   - scope: Follow effective values at this scope, rather than every raw change.
+    ///   - since: Replay every matching change after this revision first.
+    ///   - draft: One draft: its changes, its attachments', and changes of its validation.
+    ///   - thread: Every draft of one thread.
+    ///   - account: Every draft of one account.
     public init(
         keys: [String] = [], prefixes: [String] = [], scope: ScopePath? = nil, since: Revision? = nil,
         draft: UUID? = nil, thread: String? = nil, account: String? = nil
@@ -38,12 +48,18 @@ public struct WatchRequest: Sendable, Hashable {
     public var watchesDrafts: Bool { draft != nil || thread != nil || account != nil }
 
     /// Whether a change of `key` is one this watch selects (scope aside).
+    ///
+    /// - Parameter key: The key changed.
+    /// - Returns: Whether this is a watch of preferences whose keys or prefixes take in `key`.
     public func selects(key: String) -> Bool {
         guard !watchesDrafts else { return false }
         return (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
     }
 
     /// Whether a draft event is one this watch selects: of its draft, thread or account.
+    ///
+    /// - Parameter event: The draft event.
+    /// - Returns: Whether the event is of the watched draft, thread or account.
     public func selects(_ event: ChangeEvent) -> Bool {
         guard event.isDraftChange, watchesDrafts else { return false }
         if let draft, event.draft != draft.uuidString { return false }

@@ -35,7 +35,13 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
     /// `postgres://…`). Without a password in the URL, `environment`'s `PGPASSWORD` or the file
     /// at `passwordFile` (which must be the user's own and closed to others: `chmod 600`) gives it.
     ///
-    /// Throws `invalid_request` with what is wrong, naming the URL without its password.
+    /// - Parameters:
+    ///   - text: The URL.
+    ///   - environment: Where to look for `PGPASSWORD` (the process's environment by default).
+    ///   - passwordFile: A file whose first line is the password, or nil.
+    /// - Throws: ``PrefsError`` — `invalid_request` with what is wrong, naming the URL without its
+    ///   password, or for a password file that cannot be read; `forbidden` for a password file
+    ///   that is not the user's own or is open to others.
     public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment, passwordFile: String? = nil)
         throws
     {

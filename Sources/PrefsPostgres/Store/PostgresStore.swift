@@ -21,8 +21,16 @@ extension PrefsEngine where Storage == PostgresStorage {
     /// Connects to the database at `url` (`postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]`),
     /// migrates it if needed, and loads what the engine keeps in memory.
     ///
-    /// The password comes from the URL, `PGPASSWORD`, or `passwordFile` (0600). Throws
-    /// `unavailable` when PostgreSQL cannot be reached, `invalid_request` for a bad URL.
+    /// The password comes from the URL, `PGPASSWORD`, or `passwordFile` (0600).
+    ///
+    /// - Parameters:
+    ///   - url: The database's URL.
+    ///   - passwordFile: A file whose first line is the password (mode 0600), or nil.
+    ///   - configuration: How the store behaves.
+    ///   - logger: Where the store logs.
+    /// - Throws: ``PrefsError`` — `unavailable` when PostgreSQL cannot be reached,
+    ///   `invalid_request` for a bad URL, or as ``PostgresLocation/init(url:environment:passwordFile:)``
+    ///   does.
     public convenience init(
         url: String, passwordFile: String? = nil, configuration: StoreConfiguration = StoreConfiguration(),
         logger: Logger = Logger(label: "prefsd")
@@ -32,6 +40,12 @@ extension PrefsEngine where Storage == PostgresStorage {
     }
 
     /// Connects to `database`, migrates it if needed, and loads what the engine keeps in memory.
+    ///
+    /// - Parameters:
+    ///   - database: Where the database is and how to reach it.
+    ///   - configuration: How the store behaves.
+    ///   - logger: Where the store logs.
+    /// - Throws: ``PrefsError`` — `unavailable` when PostgreSQL cannot be reached.
     public convenience init(
         database: PostgresLocation, configuration: StoreConfiguration = StoreConfiguration(),
         logger: Logger = Logger(label: "prefsd")
