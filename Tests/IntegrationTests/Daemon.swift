@@ -72,8 +72,8 @@ final class Daemon {
 
     /// The `prefsd` command line this daemon runs with.
     var commandLine: [String] {
-        let paths = usesDefaultPaths ? [] : ["--db", databasePath, "--socket", socketPath]
-        return (postgresURL.map { ["--postgres", $0] } ?? []) + paths + ["--log-level", "warning"] + arguments
+        let database = postgresURL.map { ["--postgres", $0] } ?? (usesDefaultPaths ? [] : ["--db", databasePath])
+        return database + (usesDefaultPaths ? [] : ["--socket", socketPath]) + ["--log-level", "warning"] + arguments
     }
 
     /// Starts the daemon and waits (up to 20 s) until its socket answers.
