@@ -10,7 +10,8 @@ of passing that answer on (nothing of it: the messages before its ReadyForQuery 
 prints `cut` and is disarmed until the next `arm`.
 
     python3 Scripts/commit-cut-proxy.py --target 127.0.0.1:5432
-    # prints `listening PORT`; then `arm` on stdin, `cut` on stdout per cut
+    # prints `listening PORT`; then `arm` on stdin, answered `armed` once it holds, and
+    # `cut` on stdout per cut
 
 Loopback only; it stops when its standard input closes.
 """
@@ -129,6 +130,7 @@ def main():
     for line in sys.stdin:
         if line.strip() == "arm":
             armed.set()
+            say("armed")
     listener.close()
 
 

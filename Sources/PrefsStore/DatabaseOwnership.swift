@@ -25,10 +25,15 @@ final class DatabaseOwnership: Sendable {
     /// How long the claimant pauses between tries while its own pid's claim lingers.
     static let pauseBetweenTries = Duration.milliseconds(5)
 
+    /// Sleeps for ``pauseBetweenTries``.
+    static func sleepBetweenTries() {
+        usleep(useconds_t(pauseBetweenTries / .microseconds(1)))
+    }
+
     /// Claims the database at `databasePath`, or throws `conflict` naming the owner's pid.
     /// While a claim under this process's own pid lingers, `pause` is called between tries
     /// (each counting ``pauseBetweenTries`` toward ``releaseGrace``); it sleeps by default.
-    init(databasePath: String, pause: () -> Void = { usleep(5_000) }) throws {
+    init(databasePath: String, pause: () -> Void = DatabaseOwnership.sleepBetweenTries) throws {
         path = databasePath + ".lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

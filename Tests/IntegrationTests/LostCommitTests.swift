@@ -17,7 +17,12 @@ struct LostCommitTests {
         let port: Int
         private let process: Process
         private let input: FileHandle
-        private let output: FileHandle
+        private let said: Said
+
+        /// What the proxy has said, a line each, and how many of each line were waited for.
+        private final class Said: Sendable {
+            let state = Mutex<(lines: [String], taken: [String: Int])>(([], [:]))
+        }
 
         /// A proxy to the server of `url`.
         init(to url: String) async throws {
@@ -33,8 +38,24 @@ struct LostCommitTests {
             try process.run()
             self.process = process
             input = stdin.fileHandleForWriting
-            output = stdout.fileHandleForReading
-            let first = try await Self.line(from: output)
+            // The proxy's lines are read on a thread of their own until it ends.
+            let output = stdout.fileHandleForReading
+            let said = Said()
+            self.said = said
+            Thread {
+                var line = Data()
+                while let byte = try? output.read(upToCount: 1), let first = byte.first {
+                    guard first == UInt8(ascii: "\n") else {
+                        line.append(first)
+                        continue
+                    }
+                    let text = String(decoding: line, as: UTF8.self)
+                    said.state.withLock { $0.lines.append(text) }
+                    line = Data()
+                }
+            }.start()
+            try await waitUntil("commit-cut-proxy.py says where it listens") { said.state.withLock { !$0.lines.isEmpty } }
+            let first = said.state.withLock { $0.lines[0] }
             guard first.hasPrefix("listening "), let port = Int(first.dropFirst("listening ".count)) else {
                 throw PrefsError(.unavailable, "commit-cut-proxy.py said '\(first)'")
             }
@@ -53,31 +74,26 @@ struct LostCommitTests {
             return components.string!
         }
 
-        /// Arms the proxy: the next commit's answer is lost.
-        func arm() throws {
+        /// Arms the proxy, and returns once it is armed: the next commit's answer is lost.
+        func arm() async throws {
             try input.write(contentsOf: Data("arm\n".utf8))
+            try await next("armed", "the proxy is armed")
         }
 
-        /// Waits for the proxy to say it cut a commit's answer — a minute at most: a request
-        /// answered without committing leaves nothing to cut, and the proxy is then stopped, which
-        /// ends the read (a liveness bound, not a timing).
+        /// Waits for the proxy to say it cut one more commit's answer: a request answered
+        /// without committing leaves nothing to cut, and the wait then fails, naming it.
         func waitForCut() async throws {
-            let stop = Task { [process] in
-                try await Task.sleep(for: .seconds(60))
-                process.terminate()
-            }
-            defer { stop.cancel() }
-            let line = try await Self.line(from: output)
-            #expect(line == "cut", "the proxy cut no commit's answer")
+            try await next("cut", "the proxy cut a commit's answer")
         }
 
-        private static func line(from handle: FileHandle) async throws -> String {
-            try await onOwnThread {
-                var line = Data()
-                while let byte = try handle.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
-                    line.append(first)
+        /// Waits until the proxy has said `line` once more than was waited for.
+        private func next(_ line: String, _ condition: String) async throws {
+            try await waitUntil(condition) {
+                said.state.withLock { said in
+                    guard said.lines.filter({ $0 == line }).count > said.taken[line, default: 0] else { return false }
+                    said.taken[line, default: 0] += 1
+                    return true
                 }
-                return String(decoding: line, as: UTF8.self)
             }
         }
     }
@@ -98,7 +114,7 @@ struct LostCommitTests {
                 ]
                 /// Runs `write` through host A with its commit's answer lost.
                 func cut<T: Sendable>(_ write: () async throws -> T) async throws -> T {
-                    try proxy.arm()
+                    try await proxy.arm()
                     let result = try await write()
                     try await proxy.waitForCut()
                     return result
@@ -166,18 +182,18 @@ struct LostCommitTests {
                 let start = try await a.client.set("cut.a", to: 0, scope: "/")
                 let watcher = b.client.watch(WatchRequest(prefixes: ["cut."], since: start.revision))
 
-                try proxy.arm()
+                try await proxy.arm()
                 let set = try await a.raw("PUT", "/v1/prefs/cut.a?scope=/", body: "1", headers: [("If-Match", "\(start.revision)")])
                 try await proxy.waitForCut()
                 #expect(set.status == 200, "a conditional write that took effect: \(set.body)")
                 #expect(set.body == #"{"revision":\#(start.revision + 1)}"#)
 
-                try proxy.arm()
+                try await proxy.arm()
                 let created = try await a.raw("POST", "/v1/drafts", body: #"{"account":"zoe","text":"once"}"#)
                 try await proxy.waitForCut()
                 #expect(created.status == 201, "\(created.body)")
 
-                try proxy.arm()
+                try await proxy.arm()
                 let batch = try await a.raw(
                     "POST", "/v1/prefs:batch", body: #"{"operations":[{"op":"set","key":"cut.b","scope":"/","value":2}]}"#)
                 try await proxy.waitForCut()
