@@ -35,6 +35,11 @@ extension PrefsClient {
         if !spec.headers.contains(where: { $0.0.lowercased() == Self.idempotencyKeyHeader.lowercased() }) {
             spec.headers.append((Self.idempotencyKeyHeader, UUID().uuidString))
         }
+        // Who and why, for the change log.
+        spec.headers.append(("User-Agent", userAgent))
+        if let reason = ChangeOrigin.current?.reason {
+            spec.headers.append(("Prefs-Reason", Self.pathSegment(reason)))
+        }
         let deadline = ContinuousClock.now + writeRetryDeadline
         var pause = Duration.milliseconds(50)
         var sent = false

@@ -26,12 +26,22 @@ public final class PrefsClient: PrefsService {
     /// before it fails as `outcome_unknown`.
     public let writeRetryDeadline: Duration
 
+    /// What the client's writes say sent them (`User-Agent`): the change log records it with
+    /// each change, beside the program's name.
+    public let userAgent: String
+
+    /// The `User-Agent` of a client that names none.
+    public static let defaultUserAgent = "PrefsClient/\(prefsVersion)"
+
     /// A client over any transport, e.g. `UnixSocketTransport`, which sends a write whose
     /// answer was lost again for up to `writeRetryDeadline` (10 seconds by default: long enough
-    /// for a daemon that is restarted at once).
-    package init(transport: any HTTPTransport, writeRetryDeadline: Duration = .seconds(10)) {
+    /// for a daemon that is restarted at once), saying it is `userAgent`.
+    package init(
+        transport: any HTTPTransport, writeRetryDeadline: Duration = .seconds(10), userAgent: String = PrefsClient.defaultUserAgent
+    ) {
         self.transport = transport
         self.writeRetryDeadline = writeRetryDeadline
+        self.userAgent = userAgent
     }
 
     public func status() async throws -> ServiceStatus {
@@ -235,30 +245,12 @@ public final class PrefsClient: PrefsService {
 
     /// `text` percent-encoded for a query value, where `/`, `:` and `@` may stay.
     private static func percentEncoded(_ text: String) -> String {
-        percentEncoded(text, keeping: "-._~/:@")
+        PercentEncoding.queryValue(text)
     }
 
     /// `text` percent-encoded as one path segment.
     static func pathSegment(_ text: String) -> String {
-        percentEncoded(text, keeping: "-._~")
-    }
-
-    /// `text`'s UTF-8 with every byte but ASCII letters, digits and `punctuation` as `%XX`.
-    private static func percentEncoded(_ text: String, keeping punctuation: String) -> String {
-        let hexDigits = Array("0123456789ABCDEF".utf8)
-        var encoded: [UInt8] = []
-        encoded.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                encoded.append(byte)
-            case _ where punctuation.utf8.contains(byte):
-                encoded.append(byte)
-            default:
-                encoded += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
+        PercentEncoding.encoded(text, keeping: "-._~")
     }
 
     static func error(status: Int, body: Data) -> PrefsError {

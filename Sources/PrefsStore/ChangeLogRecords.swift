@@ -23,30 +23,60 @@ enum ChangeLogRecords {
         return (row["newest"], row["oldest_revision"])
     }
 
-    static func append(_ db: Database, _ change: LoggedChange, at time: Double) throws {
+    /// Appends a committed change, with its time, author and reason.
+    static func append(_ db: Database, _ change: LoggedChange) throws {
         let event = change.event
         try db.cachedStatement(
             sql: """
                 INSERT INTO change (
-                    revision, kind, key, scope, value, old_value, draft, attachment,
-                    account, thread, previous_thread, draft_revision, valid, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    revision, kind, key, scope, value, old_value, old_revision, draft, attachment, account, thread,
+                    previous_thread, draft_revision, valid, created_at, author, agent, host, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(
             arguments: [
                 event.revision, event.kind.rawValue, event.key, event.scope?.path, event.value?.canonicalText,
-                change.oldValue, event.draft, event.attachment, event.account, event.thread, event.previousThread,
-                event.draftRevision, event.valid, time,
+                change.oldValue, change.oldRevision, event.draft, event.attachment, event.account, event.thread,
+                event.previousThread, event.draftRevision, event.valid, change.time, change.author?.name,
+                change.author?.agent, change.author?.host, change.reason,
             ]
         )
     }
 
-    /// Drops the rows before `oldest`, and records it as the oldest kept and `newest` as the
-    /// newest revision then (the state row is written only when the log is compacted).
+    /// Drops the rows before `oldest` but those that set an entry stored now, and records `oldest`
+    /// as the oldest kept in full and `newest` as the newest revision then (the state row is
+    /// written only when the log is compacted).
     static func compact(_ db: Database, keepingFrom oldest: Revision, newest: Revision) throws {
         try db.cachedStatement(sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = ?")
             .execute(arguments: [newest, oldest])
-        try db.cachedStatement(sql: "DELETE FROM change WHERE revision < ?").execute(arguments: [oldest])
+        try db.cachedStatement(
+            sql: """
+                DELETE FROM change
+                WHERE revision < ? AND revision NOT IN (
+                    SELECT revision FROM preference UNION ALL SELECT revision FROM preference_lock
+                    UNION ALL SELECT revision FROM preference_schema)
+                """
+        ).execute(arguments: [oldest])
+    }
+
+    /// The first revision committed at or after `time`, nil if none was.
+    static func firstRevision(_ db: Database, committedSince time: Double) throws -> Revision? {
+        try Revision.fetchOne(db, sql: "SELECT min(revision) FROM change WHERE created_at >= ?", arguments: [time])
+    }
+
+    /// The rows `filter` selects, at most `limit`, and the oldest revision the log holds in full.
+    static func page(_ db: Database, matching filter: ChangeLogFilter, limit: Int) throws -> ChangeLogPage {
+        let (sql, parameters) = filter.sql(.sqlite, limit: limit)
+        let arguments = StatementArguments(
+            parameters.map { parameter -> (any DatabaseValueConvertible)? in
+                switch parameter {
+                case .text(let text): text
+                case .integer(let integer): integer
+                case .real(let real): real
+                }
+            })
+        let changes = try Row.fetchAll(db, sql: sql, arguments: arguments).map(loggedChange)
+        return ChangeLogPage(changes: changes, oldestRevision: try bounds(db).oldest)
     }
 
     /// The changes after `revision` up to `through`, at most `limit` of them, and the oldest
@@ -79,23 +109,22 @@ enum ChangeLogRecords {
         guard try newestLoggedRevision(db) > revision else { return [] }
         // Compiled once per connection: every transaction of the writer runs it.
         let statement = try db.cachedStatement(
-            sql: """
-                SELECT revision, kind, key, scope, value, old_value, draft, attachment,
-                       account, thread, previous_thread, draft_revision, valid
-                FROM change
-                WHERE revision > ? AND revision <= ? ORDER BY revision LIMIT ?
-                """)
-        return try Row.fetchAll(statement, arguments: [revision, through, limit]).map { row in
-            LoggedChange(
-                event: ChangeEvent(
-                    revision: row["revision"], kind: ChangeEvent.Kind(rawValue: row["kind"]), key: row["key"],
-                    scope: try (row["scope"] as String?).map { try ScopePath($0) },
-                    value: try (row["value"] as String?).map { try JSONValue(parsing: $0) },
-                    draft: row["draft"], attachment: row["attachment"], account: row["account"], thread: row["thread"],
-                    previousThread: row["previous_thread"], draftRevision: row["draft_revision"], valid: row["valid"]
-                ),
-                oldValue: row["old_value"]
-            )
-        }
+            sql: "SELECT \(ChangeLogFilter.columns) FROM change WHERE revision > ? AND revision <= ? ORDER BY revision LIMIT ?")
+        return try Row.fetchAll(statement, arguments: [revision, through, limit]).map(loggedChange)
+    }
+
+    /// A row of ``ChangeLogFilter/columns`` as a logged change.
+    private static func loggedChange(_ row: Row) throws -> LoggedChange {
+        LoggedChange(
+            event: ChangeEvent(
+                revision: row[0], kind: ChangeEvent.Kind(rawValue: row[1]), key: row[2],
+                scope: try (row[3] as String?).map { try ScopePath($0) },
+                value: try (row[4] as String?).map { try JSONValue(parsing: $0) },
+                draft: row[7], attachment: row[8], account: row[9], thread: row[10],
+                previousThread: row[11], draftRevision: row[12], valid: row[13]
+            ),
+            oldValue: row[5], oldRevision: row[6], time: row[14],
+            author: (row[15] as String?).map { ChangeAuthor(name: $0, agent: row[16], host: row[17]) }, reason: row[18]
+        )
     }
 }

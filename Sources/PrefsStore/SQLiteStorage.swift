@@ -89,6 +89,10 @@ public final class SQLiteStorage: PrefsStorage {
         try await pool.read { db in try ChangeLogRecords.page(db, after: revision, through: through, limit: limit) }
     }
 
+    package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
+        try await pool.read { db in try ChangeLogRecords.page(db, matching: filter, limit: limit) }
+    }
+
     package func newestRevision() async throws -> Revision {
         try await pool.read { db in try ChangeLogRecords.bounds(db).current }
     }

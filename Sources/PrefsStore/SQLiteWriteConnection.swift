@@ -85,12 +85,16 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try PreferenceRecords.upsertSchema(db, key: key, schema: schema, revision: revision)
     }
 
-    func appendChange(_ change: LoggedChange, at time: Double) throws {
-        try ChangeLogRecords.append(db, change, at: time)
+    func appendChange(_ change: LoggedChange) throws {
+        try ChangeLogRecords.append(db, change)
     }
 
     func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {
         try ChangeLogRecords.compact(db, keepingFrom: oldestRevision, newest: newestRevision)
+    }
+
+    func firstRevision(committedSince time: Double) throws -> Revision? {
+        try ChangeLogRecords.firstRevision(db, committedSince: time)
     }
 
     func storedOutcomes(forKeys keys: [String]) throws -> [String: StoredOutcome] {

@@ -34,6 +34,23 @@ enum Output {
         return value.canonicalText
     }
 
+    /// A resolved value as people read it: the value, or `(unset)`.
+    static func value(_ resolved: ResolvedPreference) -> String {
+        resolved.isSet ? text(resolved.value) : "(unset)"
+    }
+
+    /// An author as people read it: `alice via prefsctl/0.1.0 (prefsctl[4242]) on db-1`.
+    static func author(_ author: ChangeAuthor) -> String {
+        author.name + (author.agent.map { " via \($0)" } ?? "") + (author.host.map { " on \($0)" } ?? "")
+    }
+
+    /// What a change did, as people read it: `set at /accounts/alice`, `schema`, `draft.updated 3F25…`.
+    static func what(_ change: ChangeRecord) -> String {
+        if let draft = change.draft { return "\(change.kind) \(draft.prefix(8))… (\(change.account ?? ""))" }
+        let key = change.key.map { " \($0)" } ?? ""
+        return "\(change.kind)\(key)" + (change.scope.map { " at \($0.path)" } ?? "")
+    }
+
     /// A moment as people read it: local date and time, to the minute.
     static func localTime(_ date: Date) -> String {
         date.formatted(localTimeStyle)

@@ -57,6 +57,7 @@ struct GetCommand: DaemonCommand {
     @Argument(help: "The key, e.g. timeline.fontSize.") var key: String
     @Option(help: "The scope to resolve at.") var scope = "/"
     @Flag(help: "Show every layer of the resolution and which one won.") var explain = false
+    @Option(help: ArgumentHelp("Read it as it was then. \(PointInTime.help)", valueName: "point")) var at: PointInTime?
 
     func validate() throws {
         try checkKey(key)
@@ -64,7 +65,13 @@ struct GetCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
-        let resolved = try await service.resolve(key, scope: try parseScope(scope), explain: explain)
+        let scope = try parseScope(scope)
+        let resolved =
+            if let at {
+                try await service.resolve(KeyName(key), scope: scope, explain: explain, atRevision: try await at.revision(in: service))
+            } else {
+                try await service.resolve(key, scope: scope, explain: explain)
+            }
         Self.show(resolved, json: global.json, explain: explain)
         if !resolved.isSet { throw ExitCode(3) }
     }

@@ -22,7 +22,7 @@ struct Prefsctl: ParsableCommand {
         subcommands: [
             StatusCommand.self, GetCommand.self, SetCommand.self, ResetCommand.self, ListCommand.self,
             WatchCommand.self, LockCommand.self, UnlockCommand.self, SchemaCommand.self, DumpCommand.self,
-            LoadCommand.self, DraftsCommand.self,
+            LoadCommand.self, DraftsCommand.self, HistoryCommand.self, LogCommand.self, DiffCommand.self, RevertCommand.self,
         ]
     )
 
@@ -80,6 +80,9 @@ struct GlobalOptions: ParsableArguments {
             valueName: "seconds"))
     var retryFor: Double = 10
 
+    @Option(help: ArgumentHelp("Why: recorded with every change this command makes, like a commit message.", valueName: "text"))
+    var reason: String?
+
     /// The arguments with global options given before the verb (`prefsctl --json get k`)
     /// moved after it, where ArgumentParser reads them.
     static func movedAfterVerb(_ arguments: [String]) -> [String] {
@@ -87,10 +90,12 @@ struct GlobalOptions: ParsableArguments {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if argument == "--json" || argument.hasPrefix("--socket=") || argument.hasPrefix("--retry-for=") {
+            if argument == "--json" || argument.hasPrefix("--socket=") || argument.hasPrefix("--retry-for=")
+                || argument.hasPrefix("--reason=")
+            {
                 leading.append(argument)
                 index += 1
-            } else if argument == "--socket" || argument == "--retry-for", index + 1 < arguments.count {
+            } else if argument == "--socket" || argument == "--retry-for" || argument == "--reason", index + 1 < arguments.count {
                 leading += [argument, arguments[index + 1]]
                 index += 2
             } else {
@@ -110,6 +115,14 @@ struct GlobalOptions: ParsableArguments {
             verb.configuration.subcommands.isEmpty ? nil : verb.configuration.commandName
         })
 
+    func validate() throws {
+        do {
+            try reason.map(ChangeOrigin.checkReason)
+        } catch let error as PrefsError {
+            throw ValidationError(error.message)
+        }
+    }
+
     /// The socket to use.
     var socketPath: String {
         Self.socketPath(socket)
@@ -124,14 +137,19 @@ struct GlobalOptions: ParsableArguments {
     func client() -> PrefsClient {
         PrefsClient(
             transport: UnixSocketTransport(socketPath: socketPath),
-            writeRetryDeadline: .milliseconds(Int64((max(0, retryFor) * 1000).rounded())))
+            writeRetryDeadline: .milliseconds(Int64((max(0, retryFor) * 1000).rounded())), userAgent: "prefsctl/\(prefsVersion)")
     }
 
     /// Runs a verb's work with a client for the daemon: a ``PrefsError`` becomes a message on
     /// stderr and its exit status.
     func run(_ work: (PrefsClient) async throws -> Void) async throws {
         do {
-            try await work(client())
+            let client = client()
+            if let reason {
+                try await client.withReason(reason) { try await work(client) }
+            } else {
+                try await work(client)
+            }
         } catch let error as PrefsError {
             Output.fail(error)
         }

@@ -42,7 +42,8 @@ struct CatchUpGraceTests {
             let outcomes = Outcomes()
             storage.holdWriter()
             engine.set(
-                try KeyName("k"), to: 2, scope: .root, ifRevision: nil, idempotency: nil, committingHere: false, then: outcomes.report)
+                try KeyName("k"), to: 2, scope: .root, ifRevision: nil, idempotency: nil, origin: nil, committingHere: false,
+            then: outcomes.report)
             #expect(engine.writer.willTakeInCommitsSoFar)
             storage.othersCommit([("other", 1)], notifying: true)
             await clock.sleeps.reach(1)

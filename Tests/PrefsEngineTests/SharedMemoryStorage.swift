@@ -91,6 +91,20 @@ final class SharedMemoryStorage: PrefsStorage {
         }
     }
 
+    /// The log's rows the filter's key, prefix, scopes and revisions select (the SQL storages'
+    /// other filters are theirs to test).
+    func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
+        database.withLock { database in
+            let rows = database.log.filter { change in
+                let event = change.event
+                return (filter.key.map { event.key == $0 } ?? true) && (filter.prefix.map { event.key?.hasPrefix($0) == true } ?? true)
+                    && (filter.scopes.map { scopes in event.scope.map(scopes.contains) ?? true } ?? true)
+                    && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
+            }
+            return ChangeLogPage(changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: 1)
+        }
+    }
+
     func newestRevision() async throws -> Revision {
         database.withLock { $0.newestRevision }
     }

@@ -117,11 +117,13 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
 
     // MARK: Change log
 
-    func appendChange(_ change: LoggedChange, at time: Double) throws {
+    func appendChange(_ change: LoggedChange) throws {
         pending.append(.change(change))
     }
 
     func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {}
+
+    func firstRevision(committedSince time: Double) throws -> Revision? { nil }
 
     // MARK: Idempotent requests
 

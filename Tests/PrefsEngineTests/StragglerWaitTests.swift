@@ -25,7 +25,8 @@ struct StragglerWaitTests {
     /// Submits a set of `name` without waiting for it.
     private static func set(_ name: String, _ engine: PrefsEngine<SharedMemoryStorage>, _ outcomes: Outcomes) throws {
         engine.set(
-            try KeyName(name), to: 1, scope: .root, ifRevision: nil, idempotency: nil, committingHere: false, then: outcomes.report)
+            try KeyName(name), to: 1, scope: .root, ifRevision: nil, idempotency: nil, origin: nil, committingHere: false,
+            then: outcomes.report)
     }
 
     @Test("The next batch waits for the requests on their way back, and commits them together, without the window ending")

@@ -28,7 +28,7 @@ struct PostgresCatchUpTests {
                         { (_: WriteBatch) -> Void in
                             enteredContinuation.yield()
                             _ = release.wait(timeout: .now() + 30)
-                        }, leadingHere: false
+                        }, origin: ChangeOrigin(), leadingHere: false
                     ) { (outcome: Result<Void, any Error>) in endedContinuation.yield((try? outcome.get()) != nil) }
                     var enteredIterator = entered.makeAsyncIterator()
                     _ = await enteredIterator.next()

@@ -22,7 +22,7 @@ struct Serving {
 
     init(_ store: EmbeddedStore, limits: ServerLimits = ServerLimits()) {
         api = API(
-            engine: store, limits: limits, metrics: PrefsMetrics.factory(),
+            engine: store, limits: limits, metrics: PrefsMetrics.factory(), peers: ConnectionPeers(),
             logger: Logger(label: "test"))
         self.limits = limits
     }

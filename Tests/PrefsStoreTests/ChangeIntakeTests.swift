@@ -32,8 +32,9 @@ struct ChangeIntakeTests {
                 try PreferenceRecords.upsertValue(db, key: key, scope: scope, value: value, revision: revision)
                 try ChangeLogRecords.append(
                     db,
-                    LoggedChange(event: ChangeEvent(revision: revision, kind: .set, key: key, scope: scope, value: value), oldValue: old),
-                    at: Date().timeIntervalSince1970)
+                    LoggedChange(
+                        event: ChangeEvent(revision: revision, kind: .set, key: key, scope: scope, value: value), oldValue: old,
+                        time: Date().timeIntervalSince1970))
             }
         }
     }

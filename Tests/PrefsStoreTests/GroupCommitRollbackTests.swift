@@ -31,7 +31,7 @@ struct GroupCommitRollbackTests {
     /// Queues `work` with the writer at once, and returns what waits for its outcome.
     static func queue(_ work: @escaping @Sendable (WriteBatch) throws -> Void, on store: EmbeddedStore) -> Task<Void, any Error> {
         let (outcome, report) = AsyncStream<Result<Void, any Error>>.makeStream()
-        store.writer.submit(work, leadingHere: false) { result in
+        store.writer.submit(work, origin: ChangeOrigin(), leadingHere: false) { result in
             report.yield(result)
             report.finish()
         }

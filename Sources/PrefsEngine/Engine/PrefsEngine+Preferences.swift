@@ -10,7 +10,7 @@ extension PrefsEngine {
 
     package func set(
         _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, idempotency: IdempotentRequest?,
-        committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
+        origin: ChangeOrigin?, committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void
     ) {
         do {
             try ensureOpen()
@@ -18,8 +18,8 @@ extension PrefsEngine {
             return completion(.failure(error))
         }
         writer.submit(
-            Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), idempotency: idempotency, leadingHere: committingHere,
-            completion: completion)
+            Self.setting(key, to: value, scope: scope, ifRevision: ifRevision), idempotency: idempotency,
+            origin: self.origin(origin), leadingHere: committingHere, completion: completion)
     }
 
     /// The write request of a `set`.

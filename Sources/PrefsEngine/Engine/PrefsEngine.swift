@@ -44,6 +44,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// grace): `ContinuousClock` but in tests, which move it by hand.
     let clock: any Clock<Duration>
     private let openedAt = ContinuousClock.now
+    /// This host's name, which its changes record, where other hosts write to the database too.
+    private let host: String?
     private let lifecycle = Mutex(Lifecycle())
 
     private struct Lifecycle: ~Copyable {
@@ -64,6 +66,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
+        host = storage.hasOtherWriters ? ProcessInfo.processInfo.hostName : nil
         let snapshot = try storage.loadSnapshot()
         for (key, value) in configuration.overrides {
             try KeyName.validate(key)
@@ -72,7 +75,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let cache = PreferenceCache(
             keys: snapshot.keys, revision: snapshot.newestRevision, oldestRevision: snapshot.oldestRevision)
         let hub = WatchHub(revision: snapshot.newestRevision, limit: configuration.maximumWatches)
-        let retain = configuration.retainChanges
+        let compaction = ChangeLogCompaction(retain: configuration.retainChanges, retainFor: configuration.retainFor)
         let rules = configuration.rules
         let overrides = configuration.overrides
         // Only where other writers run alongside does a batch need to say what it read.
@@ -96,8 +99,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                 },
                 finishTransaction: { batch in
                     try pruning.pruneIfDue(batch)
-                    batch.oldestRevision = try ChangeLogCompaction.compact(
-                        batch.connection, revision: batch.revision, retain: retain, oldest: batch.oldestRevision)
+                    batch.oldestRevision = try compaction.compact(
+                        batch.connection, revision: batch.revision, oldest: batch.oldestRevision, time: batch.time)
                 },
                 didCommit: { batch in
                     DebugFaults.batchCommitted()
@@ -165,7 +168,16 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// ``IdempotentRequest/current`` names, if any.
     func write<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
         try ensureOpen()
-        return try await writer.submit(work, idempotency: IdempotentRequest.current)
+        return try await writer.submit(work, idempotency: IdempotentRequest.current, origin: origin(ChangeOrigin.current))
+    }
+
+    /// What the changes of a request from `origin` record: its author — the store's configured
+    /// one if it names none — with this host's name where several hosts share the database, and
+    /// its reason.
+    func origin(_ origin: ChangeOrigin?) -> ChangeOrigin {
+        var author = origin?.author ?? configuration.author
+        if author.host == nil { author.host = host }
+        return ChangeOrigin(author: author, reason: origin?.reason)
     }
 
     /// Throws `shutting_down` once the engine is closed.

@@ -38,6 +38,13 @@ public struct StoreConfiguration: Sendable {
     /// How many changes the change log keeps at least (`--retain-changes`); it drops older ones
     /// in steps of `retainChanges / 32`.
     public var retainChanges: Int = 100_000
+    /// How long the change log keeps changes at least, whatever their number (`--retain-for`):
+    /// history and the audit log reach this far back. Nil by default: the log keeps
+    /// ``retainChanges`` changes. Either way, the changes that set what is stored now are kept.
+    public var retainFor: Duration?
+    /// Who the changes made through this store are by, when no server names the author: by
+    /// default this process's user and program (``ChangeAuthor/currentProcess``).
+    public var author: ChangeAuthor = .currentProcess
     /// How many watches may be open at once (`--max-watches`); one more is refused with
     /// `limit_reached`.
     public var maximumWatches: Int = 50_000

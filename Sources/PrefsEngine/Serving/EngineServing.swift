@@ -14,12 +14,12 @@ package protocol EngineServing: PrefsService {
     var committedRevision: Revision { get }
 
     /// ``PrefsService/set(_:to:scope:ifRevision:)``, reporting to `completion` once the change has committed,
-    /// or with the error that stopped it; once only for `idempotency`. With `committingHere`, a write that finds the writer
+    /// or with the error that stopped it; once only for `idempotency`; recording `origin`. With `committingHere`, a write that finds the writer
     /// idle commits on the calling thread, where the storage allows, and `completion` runs there
     /// before `set` returns; otherwise `completion` runs on the engine's own thread.
     func set(
         _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, idempotency: IdempotentRequest?,
-        committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
+        origin: ChangeOrigin?, committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
 
     /// Brings the engine's gauges up to date, before its metrics are read.
     func refreshMetrics() async

@@ -51,6 +51,10 @@ package protocol PrefsStorage: Sendable {
     /// cannot slip in between).
     func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage
 
+    /// The rows `filter` selects, in its order, at most `limit` of them, with their times,
+    /// authors and reasons; and the oldest revision the log held in full, in the same read.
+    func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage
+
     /// The newest revision committed to the database, by this engine or any other writer.
     func newestRevision() async throws -> Revision
 

@@ -42,11 +42,16 @@ package protocol WriteConnection {
 
     // MARK: Change log
 
-    /// Appends a committed change to the log; `time` is seconds since 1970.
-    func appendChange(_ change: LoggedChange, at time: Double) throws
-    /// Drops the log's rows before `oldestRevision`, recording it as the oldest kept and
-    /// `newestRevision` as the newest at the time.
+    /// Appends a committed change to the log, with its time, author and reason.
+    func appendChange(_ change: LoggedChange) throws
+    /// Drops the log's rows before `oldestRevision` — but those that set an entry stored now (a
+    /// value, lock or schema whose revision they are), so that no current state is left
+    /// unexplained — recording it as the oldest kept in full and `newestRevision` as the newest
+    /// at the time.
     func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws
+    /// The first revision committed at or after `time` (seconds since 1970), as this transaction
+    /// sees the log; nil if none was.
+    func firstRevision(committedSince time: Double) throws -> Revision?
 
     // MARK: Idempotent requests
 

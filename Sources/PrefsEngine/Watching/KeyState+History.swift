@@ -22,9 +22,11 @@ extension KeyState {
         let event = change.event
         switch (event.kind, event.scope) {
         case (.set, let scope?), (.reset, let scope?):
-            values[scope] = try change.oldValue.map { StoredValue(value: try JSONValue(parsing: $0), revision: 0) }
+            values[scope] = try change.oldValue.map {
+                StoredValue(value: try JSONValue(parsing: $0), revision: change.oldRevision ?? 0)
+            }
         case (.lock, let scope?): locks[scope] = nil
-        case (.unlock, let scope?): locks[scope] = 0
+        case (.unlock, let scope?): locks[scope] = change.oldRevision ?? 0
         case (.schema, _): schema = try change.oldValue.map { try PreferenceSchema(json: Data($0.utf8)) }
         default: break
         }

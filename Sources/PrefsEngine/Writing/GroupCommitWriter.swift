@@ -27,6 +27,8 @@ final class GroupCommitWriter: Sendable {
     /// failed.
     private struct Job: Sendable {
         var idempotency: IdempotentRequest?
+        /// Who makes the request, and why: what its changes record.
+        var origin: ChangeOrigin
         var perform: @Sendable (WriteBatch) throws -> (report: Report, answer: String?)
         var replay: @Sendable (StoredOutcome) -> Report
         var fail: @Sendable (any Error) -> Void
@@ -84,19 +86,19 @@ final class GroupCommitWriter: Sendable {
 
     /// Runs `work` in the next batch's transaction and returns its result once committed; with
     /// `idempotency`, only if no earlier run of the same request stored its outcome, which it
-    /// returns instead.
-    func submit<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil)
-        async throws -> T
-    {
+    /// returns instead. Its changes record `origin`.
+    func submit<T: Sendable>(
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(work, idempotency: idempotency, leadingHere: true) { continuation.resume(with: $0) }
+            submit(work, idempotency: idempotency, origin: origin, leadingHere: true) { continuation.resume(with: $0) }
         }
     }
 
     /// Runs `work` in the next batch's transaction and reports its result to `completion` once
     /// committed (on the thread that committed it). With `leadingHere`, a request that finds the
     /// writer idle commits on the calling thread, where the storage allows it; otherwise on the
-    /// storage's writer thread.
+    /// storage's writer thread. Its changes record `origin`.
     ///
     /// With `idempotency`, the outcome is stored under its key in the same transaction — the
     /// answer, or the refusal (a 4xx ``PrefsError``) that changed nothing — and a request whose
@@ -104,8 +106,8 @@ final class GroupCommitWriter: Sendable {
     /// `idempotency_key_reused` if it is another request). One whose key is still in flight here
     /// is answered `request_in_progress`.
     func submit<T: Sendable>(
-        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, leadingHere: Bool,
-        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin,
+        leadingHere: Bool, completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         var completion = completion
         if let idempotency {
@@ -119,6 +121,7 @@ final class GroupCommitWriter: Sendable {
         }
         let job = Job(
             idempotency: idempotency,
+            origin: origin,
             perform: { [completion] batch in
                 let value = try work(batch)
                 let answer = idempotency == nil ? nil : try OutcomeCoding.encode(value)
@@ -233,6 +236,7 @@ final class GroupCommitWriter: Sendable {
                     }
                     do {
                         try connection.checkTransactionIsOpen()
+                        batch.origin = job.origin
                         let run = { () throws -> Report in
                             let (report, answer) = try job.perform(batch)
                             if let request = job.idempotency, let answer {

@@ -15,7 +15,8 @@ extension WriteBatch {
         try rules.checkSet(key: name, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
         guard state?.values[scope]?.value != value else { return revision }
         let revision = try record(
-            .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText
+            .set, key: key, scope: scope, value: value, oldValue: state?.values[scope]?.value.canonicalText,
+            oldRevision: state?.values[scope]?.revision
         ) { state, revision in
             state.values[scope] = StoredValue(value: value, revision: revision)
         }
@@ -31,9 +32,10 @@ extension WriteBatch {
         try rules.checkReset(key: name, scope: scope, state: state, permittedLocks: permittedLocks)
         let targets = (state?.values.keys.filter { recursive ? scope.contains($0) : $0 == scope } ?? []).sorted()
         for target in targets {
-            try record(.reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText) {
-                state, _ in state.values[target] = nil
-            }
+            try record(
+                .reset, key: key, scope: target, oldValue: state?.values[target]?.value.canonicalText,
+                oldRevision: state?.values[target]?.revision
+            ) { state, _ in state.values[target] = nil }
             try connection.deleteValue(key: key, scope: target)
         }
         return targets.count
@@ -51,10 +53,24 @@ extension WriteBatch {
     /// there, and then nothing changes.
     func unlock(_ name: KeyName, scope: ScopePath) throws -> Int {
         let key = name.rawValue
-        guard state(of: key)?.locks[scope] != nil else { return 0 }
-        try record(.unlock, key: key, scope: scope) { state, _ in state.locks[scope] = nil }
+        guard let locked = state(of: key)?.locks[scope] else { return 0 }
+        try record(.unlock, key: key, scope: scope, oldRevision: locked) { state, _ in state.locks[scope] = nil }
         try connection.deleteLock(key: key, scope: scope)
         return 1
+    }
+
+    /// Makes `key`'s value and lock at `scope` those `past` holds there (a revert): unlocks,
+    /// sets or resets, then locks — a lock at `scope` itself never refusing the value put back.
+    func restore(_ name: KeyName, at scope: ScopePath, to past: KeyState) throws {
+        let now = state(of: name.rawValue) ?? KeyState()
+        let (lockedNow, lockedThen) = (now.locks[scope] != nil, past.locks[scope] != nil)
+        if lockedNow && !lockedThen { _ = try unlock(name, scope: scope) }
+        if let stored = past.values[scope] {
+            _ = try setValue(name, to: stored.value, scope: scope, permittedLocks: [scope])
+        } else if now.values[scope] != nil {
+            _ = try resetValue(name, scope: scope, recursive: false, permittedLocks: [scope])
+        }
+        if lockedThen && !lockedNow { try lock(name, scope: scope) }
     }
 
     /// Throws `stale_revision` unless `expected` is nil or `key`'s revision at `scope` as this

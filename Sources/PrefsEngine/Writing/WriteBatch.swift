@@ -23,6 +23,8 @@ final class WriteBatch {
     let overrides: [String: JSONValue]
     /// Commit time, seconds since 1970.
     let time: Double
+    /// Who makes the request running now, and why: every change it records carries them.
+    var origin = ChangeOrigin()
 
     private let cache: PreferenceCache
     /// New states of the keys this batch changed (nil: nothing stored any more).
@@ -77,14 +79,14 @@ final class WriteBatch {
     @discardableResult
     func record(
         _ kind: ChangeEvent.Kind, key: String, scope: ScopePath?, value: JSONValue? = nil, oldValue: String? = nil,
-        update: (inout KeyState, Revision) -> Void
+        oldRevision: Revision? = nil, update: (inout KeyState, Revision) -> Void
     ) throws -> Revision {
         let before = state(of: key)
         var after = before ?? KeyState()
         update(&after, revision + 1)
         let revision = try recordEvent(
             ChangeEvent(revision: 0, kind: kind, key: key, scope: scope, value: value), oldValue: oldValue,
-            before: before, after: after)
+            oldRevision: oldRevision, before: before, after: after)
         touched[key] = after
         try revalidateDrafts(afterChangeOf: key, at: scope, before: before)
         return revision
@@ -92,13 +94,17 @@ final class WriteBatch {
 
     /// Gives `event` the next revision, appends it to the change log and to this batch's changes.
     @discardableResult
-    func recordEvent(_ event: ChangeEvent, oldValue: String? = nil, before: KeyState? = nil, after: KeyState? = nil)
-        throws -> Revision
-    {
+    func recordEvent(
+        _ event: ChangeEvent, oldValue: String? = nil, oldRevision: Revision? = nil, before: KeyState? = nil,
+        after: KeyState? = nil
+    ) throws -> Revision {
         revision += 1
         var event = event
         event.revision = revision
-        try connection.appendChange(LoggedChange(event: event, oldValue: oldValue), at: time)
+        try connection.appendChange(
+            LoggedChange(
+                event: event, oldValue: oldValue, oldRevision: oldRevision, time: time, author: origin.author,
+                reason: origin.reason))
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
     }

@@ -38,7 +38,7 @@ package enum WireJSON {
     }
 
     /// The date an ISO 8601 text with or without fractions of a second stands for.
-    static func date(from text: String) -> Date? {
+    package static func date(from text: String) -> Date? {
         (try? withMilliseconds.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 
@@ -47,7 +47,7 @@ package enum WireJSON {
     /// `2026-11-21T14:25:07.123Z`: milliseconds rounded, then written digit by digit, so a date
     /// read back from its text writes the same text again (formatting a fraction truncates, and
     /// .180 read back may be .17999…).
-    static func text(of date: Date) -> String {
+    package static func text(of date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
         let (wholeSeconds, positiveFraction) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)

@@ -20,6 +20,18 @@ struct MissingContextService: PrefsService {
     func dump(scope: ScopePath) async throws -> PrefsDump { throw error }
     func load(_ dump: PrefsDump, replacing: Bool) async throws -> WriteResult { throw error }
 
+    func history(of key: KeyName, scope: ScopePath, limit: Int, before: Revision?) async throws -> PreferenceHistory { throw error }
+    func changes(_ query: ChangeQuery) async throws -> ChangePage { throw error }
+    func resolve(_ key: KeyName, scope: ScopePath, explain: Bool, atRevision revision: Revision) async throws -> ResolvedPreference {
+        throw error
+    }
+    func list(scope: ScopePath, prefix: String?, atRevision revision: Revision) async throws -> [ResolvedPreference] { throw error }
+    func dump(scope: ScopePath, atRevision revision: Revision) async throws -> PrefsDump { throw error }
+    func diff(from: Revision, to: Revision?, scope: ScopePath, prefix: String?) async throws -> PreferenceDiff { throw error }
+    func revert(_ target: RevertTarget, scope: ScopePath, to revision: Revision, ifRevision: Revision?) async throws -> WriteResult {
+        throw error
+    }
+
     func watch(_ request: WatchRequest) -> AsyncThrowingStream<ChangeEvent, any Error> {
         AsyncThrowingStream { $0.finish(throwing: error) }
     }

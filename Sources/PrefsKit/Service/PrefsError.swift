@@ -188,6 +188,23 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             oldestRevision: oldest)
     }
 
+    /// The error for reading the store as it was at a revision the change log no longer holds
+    /// every later change of.
+    package static func compacted(reading revision: Revision, oldest: Revision) -> PrefsError {
+        PrefsError(
+            .compacted,
+            "Changes before revision \(oldest) have been compacted; the store cannot be read as it was at revision "
+                + "\(revision). Read at revision \(oldest - 1) or later (prefsd --retain-changes and --retain-for keep more).",
+            oldestRevision: oldest)
+    }
+
+    /// The error for reading the store at a revision it has not reached.
+    package static func ahead(reading revision: Revision, newest: Revision) -> PrefsError {
+        PrefsError(
+            .invalidRequest,
+            "Revision \(revision) is ahead of the store, whose newest revision is \(newest).", newestRevision: newest)
+    }
+
     /// The error for resuming a watch from a revision the store has not reached: one from another
     /// database (or from this one before it was restored from an older copy), whose changes
     /// would never come.

@@ -6,7 +6,7 @@
 /// PostgreSQL database several hosts share) and `PrefsClient` (the `prefsd` daemon over its Unix
 /// socket). They give the same answers and the same errors (``PrefsError``), so code and tests
 /// written against this protocol run against any of them.
-public protocol PrefsService: PreferencesService, DraftsService {
+public protocol PrefsService: PreferencesService, DraftsService, HistoryService {
     /// Version, database, current revision, uptime and counts.
     func status() async throws -> ServiceStatus
 

@@ -4,8 +4,8 @@ import PrefsEngine
 import PrefsKit
 
 /// A change-log entry as the commit functions read it (a missing member is NULL), and as the
-/// database returns one (without `created_at`): the row of table `change`, and of the composite
-/// types `prefsd_change` and `prefsd_change_page_row` (`Migrations/postgres/0001_baseline.sql`).
+/// database returns one: the row of table `change` (`Migrations/postgres/`), and — without its
+/// time, author and reason — of the composite types `prefsd_change` and `prefsd_change_page_row`.
 struct ChangeRow: Encodable {
     /// The row's columns, in the order of the table and the composite types: the one place their
     /// names are spelled on this side (the JSON the commit functions read uses them too).
@@ -16,11 +16,13 @@ struct ChangeRow: Encodable {
         case previousThread = "previous_thread"
         case draftRevision = "draft_revision"
         case valid
-        /// Written with the row, never read back.
+        /// The columns below are the table's only: the composite types a commit answers lack them.
+        case oldRevision = "old_revision"
         case createdAt = "created_at"
+        case author, agent, host, reason
 
-        /// The columns read back, in order: all but ``createdAt``.
-        static let read = allCases.filter { $0 != .createdAt }
+        /// The columns of the composite types, in order: what taking in another host's change reads.
+        static let read = allCases.prefix { $0 != .oldRevision }
         /// ``read``, as a select list.
         static let selectList = read.map(\.rawValue).joined(separator: ", ")
     }
@@ -38,10 +40,15 @@ struct ChangeRow: Encodable {
     var previousThread: String?
     var draftRevision: Int64?
     var valid: Bool?
+    var oldRevision: Revision?
     var createdAt: Double?
+    var author: String?
+    var agent: String?
+    var host: String?
+    var reason: String?
 
-    /// The row of `change`, logged at `createdAt` (seconds since 1970).
-    init(_ change: LoggedChange, createdAt: Double) {
+    /// The row of `change`.
+    init(_ change: LoggedChange) {
         let event = change.event
         revision = event.revision
         kind = event.kind.rawValue
@@ -56,11 +63,17 @@ struct ChangeRow: Encodable {
         previousThread = event.previousThread
         draftRevision = event.draftRevision
         valid = event.valid
-        self.createdAt = createdAt
+        oldRevision = change.oldRevision
+        createdAt = change.time
+        author = change.author?.name
+        agent = change.author?.agent
+        host = change.author?.host
+        reason = change.reason
     }
 
-    /// A change log row as the database sent it, by column name.
-    init(_ row: PostgresRandomAccessRow) throws {
+    /// A change log row as the database sent it, by column name: with `whole`, a row of the
+    /// table (``ChangeLogFilter/columns``), else of the composite types.
+    init(_ row: PostgresRandomAccessRow, whole: Bool = false) throws {
         func column<T: PostgresDecodable>(_ column: CodingKeys, _: T.Type = T.self) throws -> T {
             try row[column.rawValue].decode(T.self)
         }
@@ -77,6 +90,14 @@ struct ChangeRow: Encodable {
         previousThread = try column(.previousThread)
         draftRevision = try column(.draftRevision)
         valid = try column(.valid)
+        if whole {
+            oldRevision = try column(.oldRevision)
+            createdAt = try column(.createdAt)
+            author = try column(.author)
+            agent = try column(.agent)
+            host = try column(.host)
+            reason = try column(.reason)
+        }
     }
 
     /// The change the row logs.
@@ -86,6 +107,7 @@ struct ChangeRow: Encodable {
                 revision: revision, kind: ChangeEvent.Kind(rawValue: kind), key: key, scope: try scope.map { try ScopePath($0) },
                 value: try value.map { try JSONValue(parsing: $0) }, draft: draft, attachment: attachment, account: account,
                 thread: thread, previousThread: previousThread, draftRevision: draftRevision, valid: valid),
-            oldValue: oldValue)
+            oldValue: oldValue, oldRevision: oldRevision, time: createdAt ?? 0,
+            author: author.map { ChangeAuthor(name: $0, agent: agent, host: host) }, reason: reason)
     }
 }

@@ -55,6 +55,39 @@ enum PostgresRows {
         """
     }
 
+    /// The rows `filter` selects, at most `limit` of them in its order, each beside the log's
+    /// oldest revision — one row of NULLs but that if none matches.
+    static func changeLogQuery(_ filter: ChangeLogFilter, limit: Int) -> PostgresQuery {
+        let (sql, parameters) = filter.sql(.postgres, limit: limit)
+        var bindings = PostgresBindings(capacity: parameters.count)
+        for parameter in parameters {
+            switch parameter {
+            case .text(let text): bindings.append(text)
+            case .integer(let integer): bindings.append(integer)
+            case .real(let real): bindings.append(real)
+            }
+        }
+        return PostgresQuery(
+            unsafeSQL: """
+                SELECT state.oldest_revision AS log_oldest_revision, page.* FROM change_log_state state
+                LEFT JOIN LATERAL (\(sql)) page ON true
+                WHERE state.id = 1 ORDER BY page.revision \(filter.newestFirst ? "DESC" : "ASC")
+                """,
+            binds: bindings)
+    }
+
+    /// The page ``changeLogQuery(_:limit:)`` read.
+    static func changeLogPage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
+        var changes: [LoggedChange] = []
+        var oldest: Revision = 1
+        for row in rows {
+            let row = row.makeRandomAccess()
+            oldest = try row["log_oldest_revision"].decode(Int64.self)
+            if try row["revision"].decode(Int64?.self) != nil { changes.append(try ChangeRow(row, whole: true).loggedChange()) }
+        }
+        return ChangeLogPage(changes: changes, oldestRevision: oldest)
+    }
+
     // MARK: Rows
 
     /// The ids of drafts read by ``draftQuery(_:)`` or ``draftsQuery(account:thread:)``, to read

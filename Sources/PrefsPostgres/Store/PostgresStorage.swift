@@ -136,6 +136,13 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
+        try await reading {
+            try PostgresRows.changeLogPage(
+                try await client.query(PostgresRows.changeLogQuery(filter, limit: limit), logger: logger).collect())
+        }
+    }
+
     package func newestRevision() async throws -> Revision {
         try await reading {
             var newest: Revision = 0

@@ -59,8 +59,8 @@ struct PendingWrites {
         schemas[key] = (schema.canonicalText, revision)
     }
 
-    mutating func append(_ change: LoggedChange, at time: Double) {
-        changes.append(ChangeRow(change, createdAt: time))
+    mutating func append(_ change: LoggedChange) {
+        changes.append(ChangeRow(change))
     }
 
     mutating func store(_ outcome: StoredOutcome) {

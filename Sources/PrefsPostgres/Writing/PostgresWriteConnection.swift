@@ -332,12 +332,17 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         pending.setSchema(key: key, schema: schema, revision: revision)
     }
 
-    func appendChange(_ change: LoggedChange, at time: Double) throws {
-        pending.append(change, at: time)
+    func appendChange(_ change: LoggedChange) throws {
+        pending.append(change)
     }
 
     func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {
         pending.keepChangesFrom = oldestRevision
+    }
+
+    func firstRevision(committedSince time: Double) throws -> Revision? {
+        let rows = try onNewConnectionIfLost { try run("SELECT min(revision) AS first FROM change WHERE created_at >= \(time)") }
+        return try rows.first?.makeRandomAccess()["first"].decode(Int64?.self)
     }
 
     // MARK: Idempotent requests

@@ -6,6 +6,9 @@ struct BearerToken: Sendable {
     /// The token's bytes.
     let bytes: [UInt8]
 
+    /// The author the changes made with the token are by: tokens have no names of their own yet.
+    static let authorName = "token:default"
+
     /// Whether an `Authorization` header's value `presented` carries this token.
     func admits(_ presented: String?) -> Bool {
         Self.matches(presented.map { Array($0.utf8) } ?? [], token: bytes)

@@ -8,16 +8,18 @@ import Logging
 
 /// Closes a Unix-socket connection whose peer runs as another user (checked with `SO_PEERCRED`
 /// as the connection is set up), so only the daemon's own user can talk to it even if the
-/// socket's permissions are loosened. Having asked, it leaves the pipeline: an open connection
-/// does not keep it.
+/// socket's permissions are loosened, and records the peer's program in ``ConnectionPeers``.
+/// Having asked, it leaves the pipeline: an open connection does not keep it.
 final class PeerCredentialsHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     typealias InboundIn = Never
 
     private let allowedUID: uid_t
+    private let peers: ConnectionPeers
     private let logger: Logger
 
-    init(allowedUID: uid_t, logger: Logger) {
+    init(allowedUID: uid_t, peers: ConnectionPeers, logger: Logger) {
         self.allowedUID = allowedUID
+        self.peers = peers
         self.logger = logger
     }
 
@@ -28,13 +30,15 @@ final class PeerCredentialsHandler: ChannelInboundHandler, RemovableChannelHandl
             context.channel.localAddress?.protocol == .unix
         else { return }
         let channel = context.channel
-        let allowedUID = allowedUID
-        let logger = logger
+        let (allowedUID, peers, logger) = (allowedUID, peers, logger)
         let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(PeerCredentials.option))
         credentials.whenComplete { result in
             switch result {
             case .success(let peer) where peer.uid == allowedUID:
+                let connection = ObjectIdentifier(channel)
+                peers.connected(connection, pid: peer.pid)
+                channel.closeFuture.whenComplete { _ in peers.closed(connection) }
                 return
             case .success(let peer):
                 logger.warning("Refused a connection from uid \(peer.uid) (pid \(peer.pid)): prefsd serves uid \(allowedUID) only")

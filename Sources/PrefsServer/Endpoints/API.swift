@@ -32,6 +32,8 @@ struct API: Sendable {
     let memo: AnswerMemo
     /// Every request counted, by endpoint and status, with its latency.
     let requests: RequestMetrics
+    /// The programs on the Unix socket's connections, whom their changes are by.
+    let peers: ConnectionPeers
     let logger: Logger
     /// Whether the logger takes the request log's debug lines: asked once, not per request.
     private let logsRequests: Bool
@@ -40,10 +42,11 @@ struct API: Sendable {
     /// `GET /v1/metrics` from its registry; with a `token`, every request must carry it.
     init(
         engine: any EngineServing, limits: ServerLimits, metrics: PrometheusMetricsFactory, token: BearerToken? = nil,
-        logger: Logger
+        peers: ConnectionPeers, logger: Logger
     ) {
         self.engine = engine
         self.token = token
+        self.peers = peers
         memo = AnswerMemo()
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
@@ -57,17 +60,18 @@ struct API: Sendable {
 
     /// The same API, requiring `token` of every request; the memo and the metrics are shared.
     func requiring(_ token: BearerToken) -> API {
-        API(engine: engine, token: token, memo: memo, requests: requests, logger: logger, endpoints: endpoints)
+        API(engine: engine, token: token, memo: memo, requests: requests, peers: peers, logger: logger, endpoints: endpoints)
     }
 
     private init(
-        engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, requests: RequestMetrics, logger: Logger,
-        endpoints: [Endpoint]
+        engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, requests: RequestMetrics, peers: ConnectionPeers,
+        logger: Logger, endpoints: [Endpoint]
     ) {
         self.engine = engine
         self.token = token
         self.memo = memo
         self.requests = requests
+        self.peers = peers
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
         self.endpoints = endpoints
@@ -144,6 +148,14 @@ struct API: Sendable {
         PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
     }
 
+    /// Who makes `request`'s changes: on the TCP listener, its token; on the Unix socket, the
+    /// daemon's user and the connection's program; with the `User-Agent` either way.
+    private func author(of request: EndpointRequest) -> ChangeAuthor {
+        let userAgent = request.headers[.userAgent]
+        guard token == nil else { return ChangeAuthor(name: BearerToken.authorName, agent: userAgent) }
+        return peers.author(of: request.connection, userAgent: userAgent)
+    }
+
     /// The answer of a request the token does not let through.
     private func refusal(of request: EndpointRequest) -> Answer? {
         guard let token, !token.admits(request.headers[.authorization]) else { return nil }
@@ -192,9 +204,13 @@ struct API: Sendable {
         let revision = endpoint.cacheable ? engine.committedRevision : 0
         let reply: Reply
         let idempotency: IdempotentRequest?
+        let origin: ChangeOrigin?
         do {
             idempotency = try request.idempotency()
-            reply = try IdempotentRequest.$current.withValue(idempotency) { try endpoint.answer(request) }
+            origin = try request.origin(author: author(of:))
+            reply = try ChangeOrigin.$current.withValue(origin) {
+                try IdempotentRequest.$current.withValue(idempotency) { try endpoint.answer(request) }
+            }
         } catch {
             return .answer(failed(endpoint, request, error))
         }
@@ -214,7 +230,10 @@ struct API: Sendable {
                 Task {
                     let result: Result<Answer, any Error>
                     do {
-                        result = .success(try await IdempotentRequest.$current.withValue(idempotency) { try await work() })
+                        result = .success(
+                            try await ChangeOrigin.$current.withValue(origin) {
+                                try await IdempotentRequest.$current.withValue(idempotency) { try await work() }
+                            })
                     } catch {
                         result = .failure(error)
                     }

@@ -32,6 +32,11 @@ struct Answer: Sendable {
         Answer(status: status, fields: [HTTPField(name: .contentType, value: "application/json")], body: .whole(body))
     }
 
+    /// An answer of `text`, of media `type`.
+    static func text(_ text: String, type: String) -> Answer {
+        Answer(status: .ok, fields: [HTTPField(name: .contentType, value: type)], body: .whole(ByteBuffer(string: text)))
+    }
+
     /// `value` as the API's JSON.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Answer {
         json(ByteBuffer(bytes: JSONCoding.encoded(value)), status: status)

@@ -28,6 +28,8 @@ struct EndpointRequest: Sendable {
     var commitsHere = false
     /// When the request was taken in: its latency is counted from here.
     let received = ContinuousClock.now
+    /// The connection that carried it, whose peer its changes are by.
+    var connection: ObjectIdentifier?
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
@@ -146,6 +148,24 @@ struct EndpointRequest: Sendable {
 
     /// The header that makes a write safe to repeat.
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+
+    /// Who makes a write's changes (`author` works it out) and why (`Prefs-Reason`,
+    /// percent-encoded UTF-8); nil for a read.
+    func origin(author: (EndpointRequest) -> ChangeAuthor) throws -> ChangeOrigin? {
+        guard method != .get, method != .head else { return nil }
+        var reason: String?
+        if let header = headers[Self.reason] {
+            guard let decoded = header.removingPercentEncoding else {
+                throw PrefsError(.invalidRequest, "Prefs-Reason takes percent-encoded UTF-8, not '\(header.prefix(60))'.")
+            }
+            try ChangeOrigin.checkReason(decoded)
+            reason = decoded
+        }
+        return ChangeOrigin(author: author(self), reason: reason)
+    }
+
+    /// The header that says why a write is made.
+    static let reason = HTTPField.Name("Prefs-Reason")!
 
     /// The body as `type`, every number exactly; `what` names the expected shape in the error.
     func decodeBody<T: Decodable>(_ type: T.Type, what: String) throws -> T {

@@ -5,7 +5,8 @@ import Prometheus
 enum Endpoints {
     /// The endpoints, answering from `engine` within `limits`, with the metrics of `registry`.
     static func all(engine: any EngineServing, limits: ServerLimits, registry: PrometheusCollectorRegistry) -> [Endpoint] {
-        PreferenceEndpoints.all(engine: engine, limits: limits) + DraftEndpoints.all(service: engine, limits: limits)
+        PreferenceEndpoints.all(engine: engine, limits: limits) + HistoryEndpoints.all(engine: engine, limits: limits)
+            + DraftEndpoints.all(service: engine, limits: limits)
             + [WatchEndpoint.endpoint(engine: engine), MetricsEndpoint.endpoint(engine: engine, registry: registry)]
     }
 }

@@ -13,8 +13,11 @@ enum PreferenceEndpoints {
                 .task { .json(try await engine.status()) }
             },
             Endpoint(.get, "/v1/prefs/{key}", cacheable: true) { request in
-                let (resolved, revisionHere) = engine.resolveNowWithRevision(
-                    try request.key(), scope: try request.scope(), explain: try request.flag("explain"))
+                let (key, scope, explain) = (try request.key(), try request.scope(), try request.flag("explain"))
+                if let revision = try request.integer("atRevision") {
+                    return .task { .json(try await engine.resolve(key, scope: scope, explain: explain, atRevision: revision)) }
+                }
+                let (resolved, revisionHere) = engine.resolveNowWithRevision(key, scope: scope, explain: explain)
                 var answer = resolved.compactWireJSON.map { Answer.json(ByteBuffer(string: $0)) } ?? .json(resolved)
                 answer.fields.append(HTTPField(name: .eTag, value: "\"\(revisionHere)\""))
                 return .now(answer)
@@ -22,10 +25,11 @@ enum PreferenceEndpoints {
             Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes)) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
-                let (commitsHere, idempotency) = (request.commitsHere, IdempotentRequest.current)
+                let (commitsHere, idempotency, origin) = (request.commitsHere, IdempotentRequest.current, ChangeOrigin.current)
                 return .later { finish in
                     engine.set(
-                        key, to: value, scope: scope, ifRevision: ifRevision, idempotency: idempotency, committingHere: commitsHere
+                        key, to: value, scope: scope, ifRevision: ifRevision, idempotency: idempotency, origin: origin,
+                        committingHere: commitsHere
                     ) { result in
                         finish(result.map(Answer.json))
                     }
@@ -37,8 +41,16 @@ enum PreferenceEndpoints {
                 return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive, ifRevision: ifRevision)) }
             },
             Endpoint(.get, "/v1/prefs") { request in
-                let (scope, prefix) = (try request.scope(), request.query["prefix"])
-                return .task { .json(PreferenceList(scope: scope, preferences: try await engine.list(scope: scope, prefix: prefix))) }
+                let (scope, prefix, revision) = (try request.scope(), request.query["prefix"], try request.integer("atRevision"))
+                return .task {
+                    let preferences =
+                        if let revision {
+                            try await engine.list(scope: scope, prefix: prefix, atRevision: revision)
+                        } else {
+                            try await engine.list(scope: scope, prefix: prefix)
+                        }
+                    return .json(PreferenceList(scope: scope, preferences: preferences))
+                }
             },
             Endpoint(.post, "/v1/prefs:batch", body: .whole(limit: limits.maximumRequestBytes)) { request in
                 let batch = try request.decodeBody(PreferenceBatch.self, what: "a batch ({\"operations\": [...]})")
@@ -69,8 +81,11 @@ enum PreferenceEndpoints {
                 return .task { .json(try await engine.register(schemas: [key.rawValue: schema])) }
             },
             Endpoint(.get, "/v1/dump") { request in
-                let scope = try request.scope()
-                return .task { .json(try await engine.dump(scope: scope)) }
+                let (scope, revision) = (try request.scope(), try request.integer("atRevision"))
+                return .task {
+                    guard let revision else { return .json(try await engine.dump(scope: scope)) }
+                    return .json(try await engine.dump(scope: scope, atRevision: revision))
+                }
             },
             Endpoint(.post, "/v1/load", body: .whole(limit: limits.maximumRequestBytes)) { request in
                 let replacing = try request.flag("replace")

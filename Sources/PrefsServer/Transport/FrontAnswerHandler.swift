@@ -148,6 +148,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 (head, body) = (parsed, bytes)
             }
             var request = EndpointRequest(method: head.method, target: head.target, headers: head.fields)
+            request.connection = ObjectIdentifier(context.channel)
             let delivery: Delivery
             switch api.prepare(&request) {
             case .answer(let answer):

@@ -19,6 +19,7 @@ package struct HummingbirdResponder: HTTPResponder {
     package func respond(to request: Request, context: Context) async throws -> Response {
         var endpointRequest = EndpointRequest(
             method: request.method, target: request.head.path ?? "/", headers: RequestHeaders(Array(request.headers)))
+        endpointRequest.connection = context.connection
         let delivery: Delivery
         switch api.prepare(&endpointRequest) {
         case .answer(let answer):

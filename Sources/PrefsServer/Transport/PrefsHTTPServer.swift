@@ -47,7 +47,8 @@ package struct PrefsHTTPServer: Sendable {
         try SocketFolder.prepare(socketPath, privateFolder: privateFolder)
         let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
-        let api = API(engine: engine, limits: limits, metrics: metrics, logger: logger)
+        let peers = ConnectionPeers()
+        let api = API(engine: engine, limits: limits, metrics: metrics, peers: peers, logger: logger)
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
@@ -57,7 +58,7 @@ package struct PrefsHTTPServer: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [
                         ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
-                        PeerCredentialsHandler(allowedUID: uid, logger: logger), DisconnectHandler(endings: endings),
+                        PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger), DisconnectHandler(endings: endings),
                         QuiesceGraceHandler(),
                     ])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
