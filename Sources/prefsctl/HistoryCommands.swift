@@ -70,7 +70,8 @@ struct LogCommand: DaemonCommand {
         var query: ChangeQuery? = ChangeQuery(
             prefix: prefix, scope: try scope.map(parseScope), author: author, since: since?.bound, until: until?.bound,
             limit: min(wanted, exporting ? ChangeQuery.maximumLimit : wanted), order: oldestFirst ? .oldestFirst : .newestFirst)
-        if csv { Output.line(ChangeRecord.csvHeader) }
+        // CSV lines end in CRLF (RFC 4180), as the API's do.
+        if csv { Output.line(ChangeRecord.csvHeader + "\r") }
         var records: [ChangeRecord] = []
         var shown = 0
         var more = false
@@ -79,7 +80,7 @@ struct LogCommand: DaemonCommand {
             let page = try await service.changes(current)
             let changes = page.changes.prefix(wanted - shown)
             shown += changes.count
-            if csv { changes.forEach { Output.line($0.csvLine) } }
+            if csv { changes.forEach { Output.line($0.csvLine + "\r") } }
             if jsonl { changes.forEach { Output.line($0.jsonLine) } }
             if !exporting { records += changes }
             query = exporting ? page.next : nil

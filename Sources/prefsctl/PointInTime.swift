@@ -9,20 +9,13 @@ struct PointInTime: ExpressibleByArgument {
     var bound: ChangeQuery.Bound
 
     init?(argument: String) {
-        if let ago = Self.duration(argument) {
+        if let ago = DurationText.seconds(argument) {
             bound = .time(Date(timeIntervalSinceNow: -ago))
         } else if let bound = try? ChangeQuery.Bound(argument) {
             self.bound = bound
         } else {
             return nil
         }
-    }
-
-    /// The seconds a duration such as `2h` stands for; nil if `text` is not one.
-    private static func duration(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        guard let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 else { return nil }
-        return count * unit
     }
 
     /// The revision the store was at then: the revision itself, or that of the last change

@@ -72,6 +72,12 @@ struct PrefsDaemon: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "How long the change log keeps every change at least, whatever their number: how far back history and the audit log reach (e.g. 90d; default: only --retain-changes).",
+            valueName: "span"))
+    var retainFor: String?
+
+    @Option(
+        help: ArgumentHelp(
             "Seconds the outcome of a write sent with an Idempotency-Key is kept for its repeats (default 24 hours).",
             valueName: "seconds"))
     var idempotencyRetention = 86_400.0
@@ -99,6 +105,9 @@ struct PrefsDaemon: AsyncParsableCommand {
 
     mutating func validate() throws {
         guard retainChanges >= 1 else { throw ValidationError("--retain-changes must be at least 1.") }
+        if let retainFor, DurationText.seconds(retainFor) == nil {
+            throw ValidationError("--retain-for takes a span such as 3600s, 90m, 12h, 90d or 2w, not '\(retainFor)'.")
+        }
         guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
         guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
         guard maxWatches >= 1 else { throw ValidationError("--max-watches must be at least 1.") }
@@ -217,6 +226,7 @@ struct PrefsDaemon: AsyncParsableCommand {
             maximumValueBytes: maxValueBytes, strict: strict, maximumBatchOperations: maxBatchOperations)
         configuration.maximumWatches = maxWatches
         configuration.retainChanges = retainChanges
+        configuration.retainFor = retainFor.flatMap(DurationText.seconds).map { .milliseconds(Int64($0 * 1000)) }
         configuration.idempotencyRetention = .milliseconds(Int64(idempotencyRetention * 1000))
         configuration.watchBufferLimit = watchBuffer
         configuration.maximumAttachmentBytes = maxAttachmentBytes

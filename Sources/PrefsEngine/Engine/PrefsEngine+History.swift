@@ -15,12 +15,14 @@ extension PrefsEngine {
             prefix: query.prefix, subtree: query.scope, author: query.author, newestFirst: query.order == .newestFirst)
         switch query.since {
         case .revision(let revision): filter.after = revision
-        case .time(let date): filter.from = date.timeIntervalSince1970
+        // Times are compared to the millisecond the API shows them with: a time copied from a
+        // change includes it.
+        case .time(let date): filter.from = date.timeIntervalSince1970 - 0.0005
         case nil: break
         }
         switch query.until {
         case .revision(let revision): filter.through = revision
-        case .time(let date): filter.to = date.timeIntervalSince1970
+        case .time(let date): filter.to = date.timeIntervalSince1970 + 0.0005
         case nil: break
         }
         let page = try await storage.changeLog(matching: filter, limit: query.limit + 1)
@@ -79,7 +81,7 @@ extension PrefsEngine {
                 steps.append(
                     .init(
                         change: Self.record(change), value: after.value ?? .null, source: after.source,
-                        previousValue: previous.value ?? .null, previousSource: previous.source))
+                        previousValue: previous.value, previousSource: previous.source))
             }
             guard let last = page.changes.last, page.changes.count == 512 else { break }
             filter.through = last.event.revision - 1

@@ -12,10 +12,10 @@ public struct PreferenceHistory: Sendable, Hashable, Codable {
         public var value: JSONValue
         /// Where that value came from after it (the layer that won).
         public var source: PreferenceSource
-        /// The effective value before it; nil for a change older than the log holds in full,
-        /// kept because it set what is stored now.
+        /// The effective value before it; nil when there was none.
         public var previousValue: JSONValue?
-        /// Where the value came from before it.
+        /// Where the value came from before it; nil for a change older than the log holds in
+        /// full, kept because it set what is stored now.
         public var previousSource: PreferenceSource?
 
         /// A step.
