@@ -71,10 +71,11 @@ enum Load {
 
     /// Writes per second of `clients` clients, each writing its own key at ten scopes, spread
     /// over `daemons` in turn (hosts of one database); with `idempotent`, each write carries an
-    /// `Idempotency-Key` of its own, as `PrefsClient` and `prefsctl` send.
-    static func writesPerSecond(_ daemons: [BenchDaemon], clients: Int, writesPerClient: Int, idempotent: Bool = false) throws
-        -> Double
-    {
+    /// `Idempotency-Key` of its own, as `PrefsClient` and `prefsctl` send; with `attributed`, a
+    /// `User-Agent` and a `Prefs-Reason` too.
+    static func writesPerSecond(
+        _ daemons: [BenchDaemon], clients: Int, writesPerClient: Int, idempotent: Bool = false, attributed: Bool = false
+    ) throws -> Double {
         let sockets = daemons.map(\.socketPath)
         let counter = Atomic<Int>(0)
         let run = UUID().uuidString
@@ -82,9 +83,10 @@ enum Load {
             let client = counter.add(1, ordering: .relaxed).oldValue
             return (try BenchConnection(socketPath: sockets[client % sockets.count]), client)
         }) { connection, index in
-            let key = idempotent ? ["Idempotency-Key: \(run)-\(connection.1)-\(index)"] : []
+            var headers = idempotent ? ["Idempotency-Key: \(run)-\(connection.1)-\(index)"] : []
+            if attributed { headers += ["User-Agent: prefs-bench/1", "Prefs-Reason: bench%20write%20\(index)"] }
             let status = try connection.0.request(
-                "PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)", headers: key)
+                "PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)", headers: headers)
             guard status == 200 else { throw BenchError("write answered \(status)") }
         }
     }
@@ -116,10 +118,10 @@ enum Load {
     }
 
     /// Writes per second of `clients` clients on one daemon.
-    static func writesPerSecond(_ daemon: BenchDaemon, clients: Int, writesPerClient: Int, idempotent: Bool = false) throws
-        -> Double
-    {
-        try writesPerSecond([daemon], clients: clients, writesPerClient: writesPerClient, idempotent: idempotent)
+    static func writesPerSecond(
+        _ daemon: BenchDaemon, clients: Int, writesPerClient: Int, idempotent: Bool = false, attributed: Bool = false
+    ) throws -> Double {
+        try writesPerSecond([daemon], clients: clients, writesPerClient: writesPerClient, idempotent: idempotent, attributed: attributed)
     }
 
     /// Time from sending a write to `daemon` to its event arriving at a watcher on another

@@ -22,7 +22,7 @@ let watcherCount = Int(option("--watchers") ?? "") ?? 10_000
 let writes = quick ? 500 : 2000
 /// `--postgres postgresql://USER@HOST:PORT/postgres`: the server the PostgreSQL section uses.
 let postgresServer = option("--postgres")
-/// `--only writes|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
+/// `--only writes|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
@@ -120,11 +120,44 @@ do {
             "daemon CPU µs per write with Idempotency-Key, 16 connections", keyed[1], baseline: ("without", keyed[0]),
             target: "≤ 1.05×")
 
+        // MARK: A write whose author and reason are recorded against one recording none (prefsd
+        // --no-authors), in turns (medians): both with an Idempotency-Key, as clients send.
+        let anonymous = try BenchDaemon(prefsd: prefsd, arguments: ["--no-authors"])
+        let authored = try Load.interleavedMedians(
+            rounds: quick ? 1 : 3,
+            [(anonymous, false), (daemon, true)].map { target, attributed in
+                {
+                    try metered(target.meter, requests: writers * keyedWrites) {
+                        try Load.writesPerSecond(
+                            target, clients: writers, writesPerClient: keyedWrites, idempotent: true, attributed: attributed)
+                    }.cpu
+                }
+            })
+        anonymous.stop()
+        table.add(
+            "daemon CPU µs per write, author and reason recorded, 16 connections", authored[1],
+            baseline: ("--no-authors", authored[0]), target: "≤ 1.05×")
+
         // MARK: Write → watcher event latency
         let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
         table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")
         table.add("write→event p99, ms", latency.p99 * 1000, baseline: nil, target: "≤ 2 ms")
         daemon.stop()
+    }
+
+    // MARK: History and the audit log over a long change log, and what a change costs on disk
+
+    if section("history") {
+        let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal", "--retain-changes", "2000000"])
+        let figures = try HistoryLoad.measure(daemon, changes: quick ? 100_000 : 1_000_000, historyAt: quick ? 20_000 : 100_000)
+        table.add("a key's history, \(figures.historyLogSize) changes in the log, ms", figures.historyMilliseconds,
+            baseline: ("GET of the key, ms", figures.readMilliseconds), target: "≤ 5 ms")
+        table.add("audit log's first page (100), \(figures.logSize) changes, ms", figures.firstPageMilliseconds,
+            baseline: ("GET of the key, ms", figures.readMilliseconds), target: "≤ 20 ms")
+        table.add("audit log's first page by prefix, \(figures.logSize) changes, ms", figures.prefixPageMilliseconds,
+            baseline: ("GET of the key, ms", figures.readMilliseconds), target: "≤ 20 ms")
+        table.add("bytes on disk per logged change (table and indexes)", figures.bytesPerChange,
+            baseline: ("bytes per stored value", figures.bytesPerValue), target: "-")
     }
 
     // MARK: Cost of a write with 0 vs N idle watchers of other keys

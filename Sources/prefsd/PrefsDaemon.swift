@@ -64,6 +64,9 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Flag(help: "Refuse keys that have no schema.")
     var strict = false
 
+    @Flag(help: "Record no author or reason with changes: history and the audit log show them as unknown.")
+    var noAuthors = false
+
     @Option(help: "full: sync every commit (survives power loss); normal: sync at checkpoints (survives a crash of prefsd).")
     var durability: StoreConfiguration.Durability = .full
 
@@ -226,6 +229,7 @@ struct PrefsDaemon: AsyncParsableCommand {
             maximumValueBytes: maxValueBytes, strict: strict, maximumBatchOperations: maxBatchOperations)
         configuration.maximumWatches = maxWatches
         configuration.retainChanges = retainChanges
+        configuration.recordsAuthors = !noAuthors
         configuration.retainFor = retainFor.flatMap(DurationText.seconds).map { .milliseconds(Int64($0 * 1000)) }
         configuration.idempotencyRetention = .milliseconds(Int64(idempotencyRetention * 1000))
         configuration.watchBufferLimit = watchBuffer

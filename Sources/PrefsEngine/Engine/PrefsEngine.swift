@@ -173,8 +173,9 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
 
     /// What the changes of a request from `origin` record: its author — the store's configured
     /// one if it names none — with this host's name where several hosts share the database, and
-    /// its reason.
+    /// its reason; nothing where the store records no authors.
     func origin(_ origin: ChangeOrigin?) -> ChangeOrigin {
+        guard configuration.recordsAuthors else { return ChangeOrigin() }
         var author = origin?.author ?? configuration.author
         if author.host == nil { author.host = host }
         return ChangeOrigin(author: author, reason: origin?.reason)
@@ -226,6 +227,10 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
 
     public func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference {
         resolveNow(key, scope: scope, explain: explain)
+    }
+
+    package var recordsAuthors: Bool {
+        configuration.recordsAuthors
     }
 
     package var committedRevision: Revision {

@@ -45,6 +45,9 @@ public struct StoreConfiguration: Sendable {
     /// Who the changes made through this store are by, when no server names the author: by
     /// default this process's user and program (``ChangeAuthor/currentProcess``).
     public var author: ChangeAuthor = .currentProcess
+    /// Whether changes record who made them and why (`prefsd --no-authors` turns it off): true
+    /// by default. Off, the log keeps no user names — history and the audit log show `unknown`.
+    public var recordsAuthors = true
     /// How many watches may be open at once (`--max-watches`); one more is refused with
     /// `limit_reached`.
     public var maximumWatches: Int = 50_000

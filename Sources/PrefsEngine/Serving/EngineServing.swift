@@ -9,6 +9,9 @@ package protocol EngineServing: PrefsService {
     /// with the key's revision at `scope` (``KeyState/revision(at:)``) read in the same view.
     func resolveNowWithRevision(_ key: KeyName, scope: ScopePath, explain: Bool) -> (resolved: ResolvedPreference, revisionHere: Revision)
 
+    /// Whether changes record their author and reason: when not, the server need not work them out.
+    var recordsAuthors: Bool { get }
+
     /// The revision of the newest change reads see; it changes with every change taken in,
     /// before a commit is acknowledged.
     var committedRevision: Revision { get }

@@ -37,6 +37,8 @@ struct API: Sendable {
     let logger: Logger
     /// Whether the logger takes the request log's debug lines: asked once, not per request.
     private let logsRequests: Bool
+    /// Whether the engine records who makes each change: asked once, not per request.
+    private let recordsAuthors: Bool
 
     /// The API of `engine` within `limits`, counting its requests with `metrics` and answering
     /// `GET /v1/metrics` from its registry; with a `token`, every request must carry it.
@@ -50,6 +52,7 @@ struct API: Sendable {
         memo = AnswerMemo()
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
+        recordsAuthors = engine.recordsAuthors
         endpoints = Endpoints.all(engine: engine, limits: limits, registry: metrics.registry).enumerated().map { index, endpoint in
             var endpoint = endpoint
             endpoint.index = index
@@ -74,6 +77,7 @@ struct API: Sendable {
         self.peers = peers
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
+        recordsAuthors = engine.recordsAuthors
         self.endpoints = endpoints
     }
 
@@ -207,7 +211,7 @@ struct API: Sendable {
         let origin: ChangeOrigin?
         do {
             idempotency = try request.idempotency()
-            origin = try request.origin(author: author(of:))
+            origin = recordsAuthors ? try request.origin(author: author(of:)) : nil
             reply = try ChangeOrigin.$current.withValue(origin) {
                 try IdempotentRequest.$current.withValue(idempotency) { try endpoint.answer(request) }
             }
