@@ -105,5 +105,16 @@ let model = ComposeModel(draftID: draft.id, threadID: "t1")
 try await model.$draft.loaded(timeout: .seconds(10))
 print(model.mode, model.$mode.source, model.draft?.validation.valid ?? true)
 
+// Who changed it, when and why: the history of the effective value at a scope, newest first —
+// through writes above the scope too — and putting a scope back as it was.
+try await prefs.set("timeline.fontSize", to: 20, scope: "/accounts/alice", reason: "bigger for the demo")
+let history = try await prefs.history(of: "timeline.fontSize", scope: "/accounts/alice/threads/42")
+for step in history.steps {
+    let made = "\(step.change.kind) at \(step.change.scope?.path ?? "-") → \(step.value) (\(step.source))"
+    print(made + (step.change.reason.map { ": \($0)" } ?? ""))
+}
+try await prefs.revert("timeline.fontSize", scope: "/accounts/alice", to: history.steps[1].change.revision)
+print(try await prefs.resolve("timeline.fontSize", scope: "/accounts/alice").value)
+
 try await prefs.deleteDraft(draft.id, ifRevision: nil)
 (prefs as? EmbeddedStore)?.close()                               // a temporary store removes its folder

@@ -29,11 +29,12 @@ struct HistoryCommand: DaemonCommand {
         guard !history.steps.isEmpty else {
             return print("no change in the log made it what it is (the log starts at revision \(history.oldestRevision))")
         }
-        var rows = [["REVISION", "TIME", "AUTHOR", "CHANGE", "VALUE", "SOURCE", "REASON"]]
+        // The author last: its width varies the most.
+        var rows = [["REVISION", "TIME", "CHANGE", "VALUE", "SOURCE", "REASON", "AUTHOR"]]
         for step in history.steps {
             rows.append([
-                String(step.change.revision), Output.localTime(step.change.time), Output.author(step.change.author),
-                Output.what(step.change), Output.text(step.value), step.source.description, step.change.reason ?? "",
+                String(step.change.revision), Output.localTime(step.change.time), Output.what(step.change),
+                Output.text(step.value), step.source.description, step.change.reason ?? "", Output.author(step.change.author),
             ])
         }
         Output.table(rows)
@@ -88,11 +89,11 @@ struct LogCommand: DaemonCommand {
         }
         guard !exporting else { return }
         if global.json { return Output.json(records) }
-        var rows = [["REVISION", "TIME", "AUTHOR", "CHANGE", "VALUE", "REASON"]]
+        var rows = [["REVISION", "TIME", "CHANGE", "VALUE", "REASON", "AUTHOR"]]
         for record in records {
             rows.append([
-                String(record.revision), Output.localTime(record.time), Output.author(record.author), Output.what(record),
-                record.value.map(Output.text) ?? "", record.reason ?? "",
+                String(record.revision), Output.localTime(record.time), Output.what(record), record.value.map(Output.text) ?? "",
+                record.reason ?? "", Output.author(record.author),
             ])
         }
         Output.table(rows)
@@ -124,12 +125,12 @@ struct DiffCommand: DaemonCommand {
         guard !diff.differences.isEmpty else {
             return print("no effective value at \(diff.scope.path) differs between revisions \(diff.from) and \(diff.to)")
         }
-        var rows = [["KEY", "REVISION \(diff.from)", "REVISION \(diff.to)", "CHANGED BY", "AT", "REASON"]]
+        var rows = [["KEY", "AT \(diff.from)", "AT \(diff.to)", "CHANGED IN", "TIME", "REASON", "BY"]]
         for difference in diff.differences {
             rows.append([
                 difference.key, Output.value(difference.before), Output.value(difference.after),
-                difference.change.map { Output.author($0.author) } ?? "",
-                difference.change.map { "\($0.revision), \(Output.localTime($0.time))" } ?? "", difference.change?.reason ?? "",
+                difference.change.map { String($0.revision) } ?? "", difference.change.map { Output.localTime($0.time) } ?? "",
+                difference.change?.reason ?? "", difference.change.map { Output.author($0.author) } ?? "",
             ])
         }
         Output.table(rows)

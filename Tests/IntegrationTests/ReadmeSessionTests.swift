@@ -102,6 +102,7 @@ import Testing
                 return "<id\(number)>"
             }
             return withIDs.replacing(#/\d{4}-\d\d-\d\d \d\d:\d\d/#, with: "<time>")
+                .replacing(#/\S+ via prefsctl\/[0-9.]+ \(prefsctl\[\d+\]\)/#, with: "<author>")
         }
     }
 
