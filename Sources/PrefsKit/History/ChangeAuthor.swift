@@ -5,7 +5,7 @@ import Foundation
 /// - On prefsd's Unix socket: the user the daemon serves (the socket admits no other) and, in
 ///   ``agent``, the client's program from `SO_PEERCRED` (`prefsctl[4242]`) and its `User-Agent`.
 /// - On its TCP listener: the bearer token's name, and the `User-Agent`.
-/// - In a library store: ``StoreConfiguration``'s author, by default the process's user and
+/// - In a library store: its `StoreConfiguration`'s author, by default the process's user and
 ///   program.
 /// - On PostgreSQL, also the ``host`` whose prefsd or store committed the change.
 public struct ChangeAuthor: Sendable, Hashable {
