@@ -230,6 +230,30 @@ struct HistoryTests {
         }
     }
 
+    /// Over HTTP: a read before the log is 410 with the oldest revision kept; a diff backwards
+    /// and a revert naming both a key and a prefix are 400; drafts' changes are in the audit log
+    /// with their draft and account, never their text.
+    @Test func theAPIsAnswersAndRefusals() async throws {
+        let daemon = try await Daemon(arguments: ["--retain-changes", "2"])
+        for value in 1...10 { try await daemon.client.set("p.k", to: .integer(Int64(value))) }
+        let gone = try await daemon.raw("GET", "/v1/prefs/p.k?atRevision=1")
+        #expect(gone.status == 410 && gone.code == "compacted" && gone.body.contains(#""oldestRevision":"#))
+        #expect(try await daemon.prefsctl("get", "p.k", "--at", "1").stderr.contains("compacted"))
+        #expect(try await daemon.raw("GET", "/v1/diff?from=9&to=8").status == 400)
+        #expect(try await daemon.raw("GET", "/v1/diff").status == 400)
+        let both = try await daemon.raw("POST", "/v1/prefs:revert", body: #"{"key":"p.k","prefix":"p.","scope":"/","toRevision":9}"#)
+        #expect(both.status == 400)
+        #expect(try await daemon.raw("GET", "/v1/changes?since=yesterday").status == 400)
+        #expect(try await daemon.raw("GET", "/v1/changes?format=xml").status == 400)
+        let draft = try await daemon.client.createDraft(DraftInput(account: "alice", text: "a secret draft text"))
+        let page = try await daemon.raw("GET", "/v1/changes?limit=1&format=jsonl")
+        #expect(page.status == 200 && page.body.contains(draft.id.uuidString) && page.body.contains(#""account":"alice""#))
+        #expect(!page.body.contains("secret"))
+        let csv = try await daemon.raw("GET", "/v1/changes?limit=2&format=csv")
+        #expect(csv.body.hasPrefix(ChangeRecord.csvHeader + "\r\n") && csv.body.split(separator: "\r\n").count == 3)
+        await daemon.expectCleanStop()
+    }
+
     /// prefsctl's verbs: history, log (with its exports), get --at, diff and revert, with
     /// their exit statuses.
     @Test func prefsctlVerbs() async throws {

@@ -52,8 +52,11 @@ extension PrefsEngine {
         var steps: [PreferenceHistory.Step] = []
         var oldest: Revision = 1
         var next: Revision?
+        // Most changes read make a step: the first page is little more than the steps asked
+        // for, and pages double from there.
+        var pageSize = min(limit * 2 + 8, 4096)
         walk: while true {
-            let page = try await storage.changeLog(matching: filter, limit: 512)
+            let page = try await storage.changeLog(matching: filter, limit: pageSize)
             oldest = page.oldestRevision
             for change in page.changes {
                 let after = Self.effective(name, at: scope, walked)
@@ -83,8 +86,9 @@ extension PrefsEngine {
                         change: Self.record(change), value: after.value ?? .null, source: after.source,
                         previousValue: previous.value, previousSource: previous.source))
             }
-            guard let last = page.changes.last, page.changes.count == 512 else { break }
+            guard let last = page.changes.last, page.changes.count == pageSize else { break }
             filter.through = last.event.revision - 1
+            pageSize = min(pageSize * 2, 4096)
         }
         let resolved = PreferenceResolver.resolve(key: name, at: scope, state: state, override: nil, revision: current)
         return PreferenceHistory(key: name, scope: scope, current: resolved, steps: steps, oldestRevision: oldest, next: next)
@@ -112,7 +116,11 @@ extension PrefsEngine {
     }
 
     public func diff(from: Revision, to: Revision?, scope: ScopePath, prefix: String?) async throws -> PreferenceDiff {
-        let end = try await states(at: to ?? cache.read { $0.revision }, key: nil, prefix: prefix)
+        let to = to ?? cache.read { $0.revision }
+        guard from <= to else {
+            throw PrefsError(.invalidRequest, "A diff goes from a revision to a later one, not from \(from) back to \(to).")
+        }
+        let end = try await states(at: to, key: nil, prefix: prefix)
         let start = try await states(at: from, key: nil, prefix: prefix, walkingBackFrom: end)
         var differences: [PreferenceDiff.Difference] = []
         for key in Set(start.states.keys).union(end.states.keys).sorted() {
