@@ -40,6 +40,7 @@ import Testing
         "PATCH /v1/drafts/{draft}/attachments/{attachment}", "DELETE /v1/drafts/{draft}/attachments/{attachment}",
         "GET /v1/threads/{thread}",
         "GET /v1/watch",
+        "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
     ]
 
     /// The statuses the server can answer with: 200, 201 for creations, and
@@ -256,6 +257,32 @@ import Testing
                     account: "alice", thread: "t2", previousThread: "t1", draftRevision: 4, valid: true),
             ],
             as: "ChangeEvent")
+        // History, the audit log, diffs and reverts.
+        let record = ChangeRecord(
+            revision: 9, time: Date(timeIntervalSince1970: 1_800_000_000.123), kind: .set, key: "ui.size", scope: "/a",
+            value: 3, oldValue: 2, author: ChangeAuthor(name: "alice", agent: "prefsctl/0.1.0 (prefsctl[42])", host: "db1"),
+            reason: "Why.")
+        let draftRecord = ChangeRecord(
+            revision: 10, time: Date(), kind: .attachmentAdded, draft: draftID.uuidString, attachment: attachment.id.uuidString,
+            account: "alice", thread: "t1", author: ChangeAuthor(name: "token:default"))
+        try checkEvery([record, draftRecord], as: "ChangeRecord")
+        let query = ChangeQuery(
+            prefix: "ui.", scope: "/a", author: "alice", since: .revision(4), until: .time(Date()), limit: 5, order: .oldestFirst)
+        try checkEvery([query], as: "ChangeQuery")
+        try checkEvery([ChangePage(changes: [record, draftRecord], oldestRevision: 1, next: query)], as: "ChangePage")
+        let resolvedNow = ResolvedPreference(key: "ui.size", scope: "/a", value: 3, source: .scope("/a"), revision: 9)
+        let step = PreferenceHistory.Step(change: record, value: 3, source: .scope("/a"), previousValue: 2, previousSource: .default)
+        try checkEvery([step], as: "HistoryStep")
+        try checkEvery(
+            [PreferenceHistory(key: "ui.size", scope: "/a", current: resolvedNow, steps: [step], oldestRevision: 1, next: 8)],
+            as: "PreferenceHistory")
+        let difference = PreferenceDiff.Difference(key: "ui.size", before: resolvedNow, after: resolvedNow, change: record)
+        try checkEvery([difference], as: "PreferenceDifference")
+        try checkEvery([PreferenceDiff(from: 1, to: 9, scope: "/a", differences: [difference])], as: "PreferenceDiff")
+        try checkEvery(
+            [RevertRequest(key: "ui.size", scope: "/a", toRevision: 3), RevertRequest(prefix: "ui.", scope: "/", toRevision: 3)],
+            as: "RevertRequest")
+
         let compacted = ErrorBody(PrefsError(.compacted, "Gone.", oldestRevision: 21))
         let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
         let ahead = ErrorBody(PrefsError.ahead(since: 40, newest: 30))
@@ -284,6 +311,10 @@ import Testing
         ]
         let documentedKinds = Set(document.enumValues(of: "ChangeEvent", property: "kind"))
         #expect(documentedKinds == Set(eventKinds.map(\.rawValue)), "ChangeEvent.kind: \(documentedKinds.sorted())")
+        // The audit log's kinds are the changes', without the notices.
+        let recordKinds = Set(document.enumValues(of: "ChangeRecord", property: "kind"))
+        #expect(
+            recordKinds == Set(eventKinds.filter { !$0.isNotice }.map(\.rawValue)), "ChangeRecord.kind: \(recordKinds.sorted())")
     }
 
     // MARK: - The daemon against the document
@@ -366,7 +397,10 @@ import Testing
                 #expect(error?.error.code.isEmpty == false, "\(label): the error has no code")
                 if let code = probe.expectedCode { #expect(error?.error.code == code, "\(label): \(text)") }
                 if answer.status == 410 { #expect(error?.error.oldestRevision != nil, "\(label): no oldestRevision") }
-                if answer.status == 412, let key = probe.pathParameters["key"] {
+                if answer.status == 412, probe.path == "/v1/prefs:revert" {
+                    #expect(error?.current == nil, "\(label): a revert's 412 carries no draft")
+                    #expect(error?.currentPreference == nil, "\(label): a revert's 412 carries no key (it may be a prefix)")
+                } else if answer.status == 412, let key = probe.pathParameters["key"] {
                     #expect(error?.currentPreference?.key == key, "\(label): 412 without the key as it is now: \(text)")
                     #expect(error?.current == nil, "\(label): a preference's 412 carries no draft")
                 } else if answer.status == 412 {
@@ -518,6 +552,7 @@ extension OpenAPIContractTests {
         /// Headers; the value `$revision` stands for the store's revision when sent, and
         /// `$draftRevision` for the revision of the draft in the path.
         var headers: [(String, String)] = []
+        /// The body; `$revision` in it stands for the store's revision when sent.
         var body: String?
         var expected: Int
         var expectedCode: String?
@@ -639,6 +674,9 @@ extension OpenAPIContractTests {
         "AttachmentResult": { _ = try wireDecoder().decode(AttachmentResult.self, from: $0) },
         "DraftList": { _ = try wireDecoder().decode(DraftListAnswer.self, from: $0) },
         "ThreadAnswer": { _ = try wireDecoder().decode(ThreadAnswer.self, from: $0) },
+        "PreferenceHistory": { _ = try wireDecoder().decode(PreferenceHistory.self, from: $0) },
+        "ChangePage": { _ = try wireDecoder().decode(ChangePage.self, from: $0) },
+        "PreferenceDiff": { _ = try wireDecoder().decode(PreferenceDiff.self, from: $0) },
     ]
 
     /// `DraftList` and `ThreadAnswer`, which have no public Swift type.
@@ -679,6 +717,65 @@ extension OpenAPIContractTests {
                 }),
             Probe("GET", "/v1/prefs/{key}", key: "unset.key", expect: 200, "an unset key is 200 with source none"),
             Probe("GET", "/v1/prefs/{key}", key: "locked.key", query: [("scope", "/a/b"), ("explain", "")], expect: 200, "locked"),
+            Probe(
+                "GET", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/alice"), ("atRevision", "$revision")],
+                expect: 200, "as it was at the newest revision",
+                check: { body in #expect((try? JSONDecoder().decode(ResolvedPreference.self, from: body))?.value == 3) }),
+            Probe(
+                "GET", "/v1/prefs/{key}", key: "ui.size", query: [("atRevision", "0")], expect: 410, code: "compacted",
+                "at a revision before the change log"),
+            Probe(
+                "GET", "/v1/prefs/{key}", key: "ui.size", query: [("atRevision", "999999")], expect: 400, code: "invalid_request",
+                "at a revision beyond the newest"),
+
+            // History and the audit log, while the newest changes are the filler's.
+            Probe(
+                "GET", "/v1/prefs/{key}/history", key: "filler.key", query: [("limit", "2")], expect: 200, "a page of steps",
+                check: { body in
+                    let history = decode(PreferenceHistory.self, body)
+                    #expect(history?.key == "filler.key")
+                    #expect(history?.steps.isEmpty == false)
+                }),
+            Probe("GET", "/v1/prefs/{key}/history", key: "never.set", expect: 200, "no steps"),
+            Probe(
+                "GET", "/v1/changes", query: [("limit", "2")], expect: 200, "a page of the audit log",
+                check: { body in
+                    let page = decode(ChangePage.self, body)
+                    #expect(page?.changes.count == 2)
+                    #expect(page?.next?.limit == 2)
+                }),
+            Probe(
+                "GET", "/v1/changes",
+                query: [("prefix", "ui."), ("scope", "/"), ("author", "nobody"), ("since", "2026-01-01T00:00:00Z"), ("until", "$revision"), ("order", "asc")],
+                expect: 200, "every filter",
+                check: { body in #expect(decode(ChangePage.self, body)?.changes.isEmpty == true) }),
+            Probe(
+                "GET", "/v1/diff", query: [("from", "$revision")], expect: 200, "nothing since the newest revision",
+                check: { body in #expect(decode(PreferenceDiff.self, body)?.differences.isEmpty == true) }),
+            Probe("GET", "/v1/diff", expect: 400, code: "invalid_request", "no from"),
+            Probe(
+                "GET", "/v1/diff", query: [("from", "$revision"), ("to", "1")], expect: 400, code: "invalid_request",
+                "from after to"),
+            Probe("GET", "/v1/diff", query: [("from", "0")], expect: 410, code: "compacted", "from before the change log"),
+            Probe(
+                "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "scope": "/", "toRevision": $revision}"#, expect: 200,
+                "to the newest revision: nothing changes"),
+            Probe(
+                "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "scope": "/", "toRevision": 0}"#, expect: 410,
+                code: "compacted", "to a revision before the change log"),
+            Probe(
+                "POST", "/v1/prefs:revert", headers: [("If-Match", "1")],
+                body: #"{"prefix": "filler.", "scope": "/", "toRevision": $revision}"#, expect: 412, code: "stale_revision",
+                "stale If-Match"),
+            Probe(
+                "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "prefix": "filler.", "scope": "/", "toRevision": 1}"#,
+                expect: 400, code: "invalid_request", "both a key and a prefix"),
+            Probe(
+                "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "scope": "/", "toRevision": 1, "to": 2}"#,
+                expect: 400, code: "invalid_request", "unknown field"),
+            Probe(
+                "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "scope": "/", "toRevision": -1}"#,
+                expect: 400, code: "invalid_request", "a negative revision"),
 
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], body: "7", expect: 200, "set"),
             // The set above is the newest change, so the store's revision is the key's there.
@@ -719,6 +816,8 @@ extension OpenAPIContractTests {
             Probe("DELETE", "/v1/prefs/{key}", key: "locked.key", query: [("scope", "/a/b")], expect: 409, code: "locked", "below a lock"),
 
             Probe("GET", "/v1/prefs", query: [("scope", "/a/b"), ("prefix", "locked.")], expect: 200, "list"),
+            Probe("GET", "/v1/prefs", query: [("atRevision", "$revision")], expect: 200, "as it was at the newest revision"),
+            Probe("GET", "/v1/prefs", query: [("atRevision", "0")], expect: 410, code: "compacted", "before the change log"),
 
             Probe(
                 "POST", "/v1/prefs:batch",
@@ -766,6 +865,8 @@ extension OpenAPIContractTests {
 
             Probe("GET", "/v1/dump", query: [("scope", "/")], expect: 200, "everything"),
             Probe("GET", "/v1/dump", query: [("scope", "/a")], expect: 200, "a subtree"),
+            Probe("GET", "/v1/dump", query: [("atRevision", "$revision")], expect: 200, "as it was at the newest revision"),
+            Probe("GET", "/v1/dump", query: [("atRevision", "0")], expect: 410, code: "compacted", "before the change log"),
 
             Probe(
                 "POST", "/v1/load",
@@ -990,13 +1091,20 @@ extension OpenAPIContractTests {
         case ("path", "draft"), ("path", "attachment"), ("query", "draft"): .refused(value: "not-a-uuid", code: "invalid_request")
         case ("query", "scope"): .refused(value: "nope", code: "invalid_scope")
         case ("query", "explain"), ("query", "recursive"), ("query", "replace"): .refused(value: "maybe", code: "invalid_request")
-        case ("query", "since"), ("query", "minRevision"): .refused(value: "-4", code: "invalid_request")
+        case ("query", "since"), ("query", "minRevision"), ("query", "atRevision"), ("query", "before"), ("query", "limit"),
+            ("query", "from"), ("query", "to"), ("query", "until"):
+            .refused(value: "-4", code: "invalid_request")
+        case ("query", "order"): .refused(value: "sideways", code: "invalid_request")
+        case ("query", "format"): .refused(value: "xml", code: "invalid_request")
+        case ("header", "Prefs-Reason"): .refused(value: "%FF", code: "invalid_request")
         case ("query", "filename"): .refused(value: "", code: "invalid_request")
         case ("query", "kind"): .refused(value: "picture", code: "invalid_request")
         case ("header", "Last-Event-ID"): .refused(value: "x", code: "invalid_request")
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
-        case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"): .freeText
+        case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
+            ("header", "User-Agent"):
+            .freeText
         default: nil
         }
     }
@@ -1058,7 +1166,8 @@ extension OpenAPIContractTests {
     /// the connection is dropped.
     static func send(_ probe: Probe, socket: String, revision: Revision, draftRevision: Int64? = nil) async throws -> Answer {
         let spec = HTTPRequestSpec(
-            method: probe.method, target: probe.target(revision: revision), body: probe.body.map { Data($0.utf8) },
+            method: probe.method, target: probe.target(revision: revision),
+            body: probe.body.map { Data($0.replacingOccurrences(of: "$revision", with: String(revision)).utf8) },
             headers: probe.resolvedHeaders(revision: revision, draftRevision: draftRevision))
         let isWatch = probe.path == "/v1/watch"
         return try await withContractTimeout(seconds: 20, "\(probe.method) \(spec.target)") {

@@ -18,6 +18,24 @@ package struct RevertRequest: Codable, Sendable, Hashable {
         self.toRevision = toRevision
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case key, prefix, scope, toRevision
+    }
+
+    /// Decodes a body as strictly as every other: no unknown field, no `null` for a field that
+    /// may only be absent, a revision ≥ 0.
+    package init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a revert")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = try container.decodeUnlessAbsent(String.self, forKey: .key)
+        prefix = try container.decodeUnlessAbsent(String.self, forKey: .prefix)
+        scope = try container.decode(ScopePath.self, forKey: .scope)
+        toRevision = try container.decode(Revision.self, forKey: .toRevision)
+        guard toRevision >= 0 else {
+            throw PrefsError(.invalidRequest, "A revert's toRevision is a revision ≥ 0, not \(toRevision).")
+        }
+    }
+
     /// What it reverts: `invalid_request` unless it names exactly one of a key and a prefix.
     package func target() throws -> RevertTarget {
         switch (key, prefix) {
