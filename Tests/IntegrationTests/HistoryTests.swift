@@ -138,13 +138,7 @@ struct HistoryTests {
             #expect(try await store.changes(ChangeQuery()).changes.first?.author == me)
         }
 
-        let folder = URL(fileURLWithPath: "/tmp/prefsd-authors-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let tokenFile = folder.appending(path: "token").path
-        try "t0ken".write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        chmod(tokenFile, 0o600)
-        let port = TCPListenerTests.freePort()
-        let daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
+        let (daemon, port) = try await TCPListenerTests.daemon(token: "t0ken")
         let app = PrefsClient(socketPath: daemon.socketPath, userAgent: "ComposeApp/3.1")
         try await app.set("a.k", to: 1, reason: "from the app")
         #expect(try await daemon.prefsctl("set", "a.k", "2", "--reason", "from the shell, ünïcode").status == 0)

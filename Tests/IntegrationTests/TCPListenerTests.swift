@@ -34,14 +34,19 @@ import Testing
         return await socket.readToEnd()
     }
 
-    @Test func onlyTheTokenGetsIn() async throws {
+    /// A daemon that also listens on a free loopback port, with `token` (as its file holds it).
+    static func daemon(token: String) async throws -> (daemon: Daemon, port: UInt16) {
         let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let tokenFile = folder.appending(path: "token").path
-        try "  s3cret-t0ken\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
-        let port = Self.freePort()
-        let daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
+        let port = freePort()
+        return (try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder), port)
+    }
+
+    @Test func onlyTheTokenGetsIn() async throws {
+        let (daemon, port) = try await Self.daemon(token: "  s3cret-t0ken\n")
         try await daemon.client.set("secret.key", to: "v")
         var answer = ""
         try await waitUntil("the TCP listener answers") {  // it may start a moment after the socket

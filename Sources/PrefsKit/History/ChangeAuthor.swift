@@ -73,9 +73,13 @@ package struct ChangeOrigin: Sendable, Hashable {
     /// Throws `invalid_request` unless `reason` is 1 to ``maximumReasonBytes`` bytes without
     /// control characters.
     package static func checkReason(_ reason: String) throws {
-        guard !reason.isEmpty, reason.utf8.count <= maximumReasonBytes,
-            !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
+        // ASCII (most reasons) is checked byte by byte; only other text asks Unicode's tables.
+        let ascii = reason.utf8.allSatisfy { $0 < 0x80 }
+        let hasControl =
+            ascii
+            ? reason.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+            : reason.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard !reason.isEmpty, reason.utf8.count <= maximumReasonBytes, !hasControl else {
             throw PrefsError(
                 .invalidRequest,
                 "A change's reason takes 1 to \(maximumReasonBytes) bytes of text on one line, not "

@@ -76,18 +76,6 @@ enum PostgresRows {
             binds: bindings)
     }
 
-    /// The page ``changeLogQuery(_:limit:)`` read.
-    static func changeLogPage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
-        var changes: [LoggedChange] = []
-        var oldest: Revision = 1
-        for row in rows {
-            let row = row.makeRandomAccess()
-            oldest = try row["log_oldest_revision"].decode(Int64.self)
-            if try row["revision"].decode(Int64?.self) != nil { changes.append(try ChangeRow(row, whole: true).loggedChange()) }
-        }
-        return ChangeLogPage(changes: changes, oldestRevision: oldest)
-    }
-
     // MARK: Rows
 
     /// The ids of drafts read by ``draftQuery(_:)`` or ``draftsQuery(account:thread:)``, to read
@@ -133,14 +121,15 @@ enum PostgresRows {
 
     /// The page ``changePageQuery(after:through:limit:)`` read, or a writer's `prefsd_begin`,
     /// `prefsd_reads_after` or `prefsd_commit_after` (`Migrations/postgres/`), whose rows have the
-    /// same columns.
-    static func changePage(_ rows: [PostgresRow]) throws -> ChangeLogPage {
+    /// same columns; with `whole`, the page ``changeLogQuery(_:limit:)`` read, whose rows have the
+    /// table's columns too.
+    static func changePage(_ rows: [PostgresRow], whole: Bool = false) throws -> ChangeLogPage {
         var changes: [LoggedChange] = []
         var oldest: Revision = 1
         for row in rows {
             let row = row.makeRandomAccess()
             oldest = try row["log_oldest_revision"].decode(Int64.self)
-            if try row["revision"].decode(Int64?.self) != nil { changes.append(try ChangeRow(row).loggedChange()) }
+            if try row["revision"].decode(Int64?.self) != nil { changes.append(try ChangeRow(row, whole: whole).loggedChange()) }
         }
         return ChangeLogPage(changes: changes, oldestRevision: oldest)
     }

@@ -138,8 +138,8 @@ public final class PostgresStorage: PrefsStorage {
 
     package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
         try await reading {
-            try PostgresRows.changeLogPage(
-                try await client.query(PostgresRows.changeLogQuery(filter, limit: limit), logger: logger).collect())
+            try PostgresRows.changePage(
+                try await client.query(PostgresRows.changeLogQuery(filter, limit: limit), logger: logger).collect(), whole: true)
         }
     }
 

@@ -154,8 +154,8 @@ struct EndpointRequest: Sendable {
     func origin(author: (EndpointRequest) -> ChangeAuthor) throws -> ChangeOrigin? {
         guard method != .get, method != .head else { return nil }
         var reason: String?
-        if let header = headers[Self.reason] {
-            guard let decoded = header.removingPercentEncoding else {
+        if var header = headers[Self.reason] {
+            guard let decoded = header.withUTF8(QueryItems.percentDecoded) else {
                 throw PrefsError(.invalidRequest, "Prefs-Reason takes percent-encoded UTF-8, not '\(header.prefix(60))'.")
             }
             try ChangeOrigin.checkReason(decoded)
