@@ -61,7 +61,9 @@ enum ChangeLogRecords {
 
     /// The first revision committed at or after `time`, nil if none was.
     static func firstRevision(_ db: Database, committedSince time: Double) throws -> Revision? {
-        try Revision.fetchOne(db, sql: "SELECT min(revision) FROM change WHERE created_at >= ?", arguments: [time])
+        // Times rise with revisions: from the oldest end, the first one found is the one.
+        try Revision.fetchOne(
+            db, sql: "SELECT revision FROM change WHERE created_at >= ? ORDER BY revision LIMIT 1", arguments: [time])
     }
 
     /// The rows `filter` selects, at most `limit`, and the oldest revision the log holds in full.

@@ -8,12 +8,14 @@ enum HistoryLoad {
         /// The log's size when the history was read, and when the audit log was.
         var historyLogSize: Int
         var logSize: Int
-        /// Medians of 50 requests each.
+        /// Medians of 50 requests each: the history of a key with 1% of the changes, and of one
+        /// changed once, before all the others.
         var historyMilliseconds: Double
+        var rareHistoryMilliseconds: Double
         var readMilliseconds: Double
         var firstPageMilliseconds: Double
         var prefixPageMilliseconds: Double
-        /// The change table's and its indexes' bytes per row; the preference table's per value.
+        /// The change table's bytes per row; the preference table's per value.
         var bytesPerChange: Double
         var bytesPerValue: Double
     }
@@ -22,15 +24,20 @@ enum HistoryLoad {
     /// and a sibling.
     static let key = "bench.history"
     static let scopes = ["/", "/accounts", "/accounts/alice", "/accounts/alice/threads/1", "/accounts/bob"]
+    /// A key set once, before every other change: its history reads the whole log.
+    static let rareKey = "bench.rare"
 
-    /// Writes `changes` changes in batches of 1000 (5000 keys at 50 scopes, and ``key``),
+    /// Writes ``rareKey``, then `changes` changes in batches of 1000 (5000 keys at 50 scopes, and ``key``),
     /// timing the history once `historyAt` are in and the audit log at the end; then stops the
     /// daemon and reads its file's page counts.
     static func measure(_ daemon: BenchDaemon, changes: Int, historyAt: Int) throws -> Figures {
         let connection = try daemon.connection()
         var figures = Figures(
-            historyLogSize: historyAt, logSize: changes, historyMilliseconds: 0, readMilliseconds: 0, firstPageMilliseconds: 0,
-            prefixPageMilliseconds: 0, bytesPerChange: 0, bytesPerValue: 0)
+            historyLogSize: historyAt, logSize: changes, historyMilliseconds: 0, rareHistoryMilliseconds: 0, readMilliseconds: 0,
+            firstPageMilliseconds: 0, prefixPageMilliseconds: 0, bytesPerChange: 0, bytesPerValue: 0)
+        guard try connection.request("PUT", "/v1/prefs/\(rareKey)?scope=/accounts", body: "1") == 200 else {
+            throw BenchError("the rare key's write failed")
+        }
         for batch in 0..<(changes / 1000) {
             let operations = (0..<1000).map { index -> String in
                 let value = batch * 1000 + index
@@ -43,6 +50,7 @@ enum HistoryLoad {
             guard status == 200 else { throw BenchError("a batch answered \(status)") }
             if (batch + 1) * 1000 == historyAt {
                 figures.historyMilliseconds = try median(connection, "/v1/prefs/\(key)/history?scope=/accounts/alice/threads/1&limit=20")
+                figures.rareHistoryMilliseconds = try median(connection, "/v1/prefs/\(rareKey)/history?scope=/accounts/alice&limit=20")
                 figures.readMilliseconds = try median(connection, "/v1/prefs/\(key)?scope=/accounts/alice/threads/1")
             }
         }
@@ -60,7 +68,7 @@ enum HistoryLoad {
                 try Double.fetchOne(db, sql: "SELECT count(*) FROM change") ?? 1,
                 try Double.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 1
             )
-            figures.bytesPerChange = try bytes(["change", "change_by_key", "change_by_time"]) / logged
+            figures.bytesPerChange = try bytes(["change"]) / logged
             figures.bytesPerValue = try bytes(["preference"]) / stored
         }
         return figures

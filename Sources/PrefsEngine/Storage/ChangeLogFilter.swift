@@ -56,7 +56,7 @@ package struct ChangeLogFilter: Sendable, Hashable {
         /// prefix is a range.
         case sqlite
         /// `$1`, `$2`… parameters; text compares by the database's collation, so a prefix is
-        /// `LIKE` (which `text_pattern_ops` indexes).
+        /// `LIKE`.
         case postgres
     }
 

@@ -341,7 +341,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     }
 
     func firstRevision(committedSince time: Double) throws -> Revision? {
-        let rows = try onNewConnectionIfLost { try run("SELECT min(revision) AS first FROM change WHERE created_at >= \(time)") }
+        let rows = try onNewConnectionIfLost { try run("SELECT revision AS first FROM change WHERE created_at >= \(time) ORDER BY revision LIMIT 1") }
         return try rows.first?.makeRandomAccess()["first"].decode(Int64?.self)
     }
 
