@@ -89,6 +89,7 @@ struct LogCommand: DaemonCommand {
         }
         guard !exporting else { return }
         if global.json { return Output.json(records) }
+        guard !records.isEmpty else { return print("no change in the log matches") }
         var rows = [["REVISION", "TIME", "CHANGE", "VALUE", "REASON", "AUTHOR"]]
         for record in records {
             rows.append([

@@ -268,6 +268,7 @@ struct HistoryTests {
         let jsonl = try await daemon.prefsctl("log", "--jsonl", "--author", ChangeAuthor.currentProcess.name).stdout
         #expect(jsonl.split(separator: "\n").count == 4)
         #expect(try await daemon.prefsctl("log", "--author", "nobody", "--json").stdout.filter { !$0.isWhitespace } == "[]")
+        #expect(try await daemon.prefsctl("log", "--author", "nobody").stdout == "no change in the log matches\n")
         #expect(try await daemon.prefsctl("get", "c.theme", "--at", "1").stdout == "dark\n")
         #expect(try await daemon.prefsctl("get", "c.theme", "--at", "1h").status == 3, "an hour ago nothing was set")
         let diff = try await daemon.prefsctl("diff", "1", "--scope", "/accounts/alice")
