@@ -82,7 +82,7 @@ struct LogCommand: DaemonCommand {
             let changes = page.changes.prefix(wanted - shown)
             shown += changes.count
             if csv { changes.forEach { Output.line($0.csvLine + "\r") } }
-            if jsonl { changes.forEach { Output.line($0.jsonLine) } }
+            if jsonl { changes.forEach { Output.jsonLine($0) } }
             if !exporting { records += changes }
             query = exporting ? page.next : nil
             more = page.next != nil

@@ -49,6 +49,8 @@ extension PrefsEngine {
         var filter = ChangeLogFilter(
             key: name, scopes: Array(scope.selfAndAncestors), through: current, newestFirst: true)
         var walked = state
+        // The effective value after the change being looked at: the one before the change after it.
+        var after = Self.effective(name, at: scope, walked)
         var steps: [PreferenceHistory.Step] = []
         var oldest: Revision = 1
         var next: Revision?
@@ -59,7 +61,6 @@ extension PrefsEngine {
             let page = try await storage.changeLog(matching: filter, limit: pageSize)
             oldest = page.oldestRevision
             for change in page.changes {
-                let after = Self.effective(name, at: scope, walked)
                 if change.event.revision < oldest {
                     // Older than the log holds in full: kept because it set what is stored now.
                     // It explains the value before the log only if it set the layer that won then.
@@ -75,6 +76,7 @@ extension PrefsEngine {
                 }
                 try walked.revert(change)
                 let previous = Self.effective(name, at: scope, walked)
+                defer { after = previous }
                 guard previous.value != after.value || previous.source != after.source else { continue }
                 guard change.event.revision < before ?? .max else { continue }
                 if steps.count == limit {

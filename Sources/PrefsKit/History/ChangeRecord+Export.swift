@@ -1,6 +1,7 @@
 import Foundation
 
-/// The audit log exported a line at a time: JSON lines, or CSV (RFC 4180) under ``csvHeader``.
+/// The audit log exported as CSV (RFC 4180), a line at a time under ``csvHeader``. (JSON lines are
+/// each record in the API's JSON.)
 extension ChangeRecord {
     /// The CSV columns, in order.
     package static let csvHeader =
@@ -13,11 +14,6 @@ extension ChangeRecord {
             oldValue?.canonicalText, draft, attachment, account, thread, author.name, author.agent, author.host, reason,
         ]
         return fields.map { Self.csvField($0 ?? "") }.joined(separator: ",")
-    }
-
-    /// The record as one line of JSON (without its line break).
-    package var jsonLine: String {
-        String(decoding: (try? WireJSON.encoder().encode(self)) ?? Data(), as: UTF8.self)
     }
 
     /// `text` as a CSV field: quoted, its quotes doubled, when it holds a comma, quote or line break.

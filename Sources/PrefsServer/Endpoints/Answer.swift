@@ -29,12 +29,12 @@ struct Answer: Sendable {
 
     /// An answer with a JSON `body`.
     static func json(_ body: ByteBuffer, status: HTTPResponse.Status = .ok) -> Answer {
-        Answer(status: status, fields: [HTTPField(name: .contentType, value: "application/json")], body: .whole(body))
+        whole(body, type: "application/json", status: status)
     }
 
-    /// An answer of `text`, of media `type`.
-    static func text(_ text: String, type: String) -> Answer {
-        Answer(status: .ok, fields: [HTTPField(name: .contentType, value: type)], body: .whole(ByteBuffer(string: text)))
+    /// An answer with `body`, of media `type`.
+    static func whole(_ body: ByteBuffer, type: String, status: HTTPResponse.Status = .ok) -> Answer {
+        Answer(status: status, fields: [HTTPField(name: .contentType, value: type)], body: .whole(body))
     }
 
     /// `value` as the API's JSON.

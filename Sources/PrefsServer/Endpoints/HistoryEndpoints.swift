@@ -25,10 +25,15 @@ enum HistoryEndpoints {
                     var answer: Answer
                     switch format {
                     case "jsonl":
-                        answer = .text(page.changes.map { $0.jsonLine + "\n" }.joined(), type: "application/jsonl")
+                        var lines = ByteBuffer()
+                        for change in page.changes {
+                            lines.writeBytes(JSONCoding.encoded(change))
+                            lines.writeString("\n")
+                        }
+                        answer = .whole(lines, type: "application/jsonl")
                     case "csv":
                         let lines = [ChangeRecord.csvHeader] + page.changes.map(\.csvLine)
-                        answer = .text(lines.map { $0 + "\r\n" }.joined(), type: "text/csv; charset=utf-8")
+                        answer = .whole(ByteBuffer(string: lines.map { $0 + "\r\n" }.joined()), type: "text/csv; charset=utf-8")
                     default:
                         answer = .json(page)
                     }
