@@ -66,6 +66,7 @@ public final class SQLiteStorage: PrefsStorage {
             let bounds = try ChangeLogRecords.bounds(db)
             var builder = StorageSnapshot.Builder(keyCount: try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
             try PreferenceRecords.loadAll(db, into: &builder)
+            for token in try AccessTokenRecords.fetchAll(db) { builder.addToken(token) }
             return builder.snapshot(newestRevision: bounds.current, oldestRevision: bounds.oldest)
         }
     }
@@ -91,6 +92,14 @@ public final class SQLiteStorage: PrefsStorage {
 
     package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
         try await pool.read { db in try ChangeLogRecords.page(db, matching: filter, limit: limit) }
+    }
+
+    package func tokens() async throws -> [StoredToken] {
+        try await pool.read { db in try AccessTokenRecords.fetchAll(db) }
+    }
+
+    package func recordTokenUse(_ lastUsed: [String: Double]) async throws {
+        try await pool.write { db in try AccessTokenRecords.recordUse(db, lastUsed) }
     }
 
     package func newestRevision() async throws -> Revision {

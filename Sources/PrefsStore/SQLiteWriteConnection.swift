@@ -81,6 +81,14 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try PreferenceRecords.deleteLock(db, key: key, scope: scope)
     }
 
+    func insertToken(_ token: StoredToken) throws {
+        try AccessTokenRecords.insert(db, token)
+    }
+
+    func deleteToken(named name: String) throws {
+        try AccessTokenRecords.delete(db, named: name)
+    }
+
     func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws {
         try PreferenceRecords.upsertSchema(db, key: key, schema: schema, revision: revision)
     }

@@ -44,9 +44,15 @@ enum Output {
         author.name + (author.agent.map { " via \($0)" } ?? "") + (author.host.map { " on \($0)" } ?? "")
     }
 
-    /// What a change did, as people read it: `set at /accounts/alice`, `schema`, `draft.updated 3F25…`.
+    /// What a change did, as people read it: `set at /accounts/alice`, `schema`, `draft.updated 3F25…`,
+    /// `token.created ci (reader) at /tenants/acme`.
     static func what(_ change: ChangeRecord) -> String {
         if let draft = change.draft { return "\(change.kind) \(draft.prefix(8))… (\(change.account ?? ""))" }
+        if change.kind.isTokenChange, case .object(let token)? = change.value, case .string(let name)? = token["name"],
+            case .string(let role)? = token["role"]
+        {
+            return "\(change.kind) \(name) (\(role))" + (change.scope.map { " at \($0.path)" } ?? "")
+        }
         let key = change.key.map { " \($0)" } ?? ""
         return "\(change.kind)\(key)" + (change.scope.map { " at \($0.path)" } ?? "")
     }

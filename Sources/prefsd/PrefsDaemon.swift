@@ -46,10 +46,16 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
 
-    @Option(help: ArgumentHelp("Also serve the API on loopback TCP, e.g. 127.0.0.1:7878 (needs --token-file).", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "Also serve the API on loopback TCP, e.g. 127.0.0.1:7878, to bearer tokens: --token-file's, or named ones (prefsctl token create).",
+            valueName: "host:port"))
     var listen: String?
 
-    @Option(help: ArgumentHelp("The bearer token TCP clients must send: a file only you can read (0600).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A bearer token TCP clients may send as an admin at / (named 'default'): a file only you can read (0600).",
+            valueName: "file"))
     var tokenFile: String?
 
     @Flag(help: "Let --listen bind an address other machines can reach.")
@@ -124,8 +130,8 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard postgresPasswordFile == nil || postgres != nil else {
             throw ValidationError("--postgres-password-file goes with --postgres.")
         }
-        guard (listen == nil) == (tokenFile == nil) else {
-            throw ValidationError("--listen and --token-file go together: TCP clients must present the token.")
+        guard listen != nil || tokenFile == nil else {
+            throw ValidationError("--token-file goes with --listen: it is the token TCP clients present.")
         }
     }
 
@@ -205,10 +211,11 @@ struct PrefsDaemon: AsyncParsableCommand {
         logger.info("prefsd stopped")
     }
 
-    /// The TCP listener of `--listen`, with the token read from `--token-file` — a file that
-    /// must be this user's and closed to others, like an SSH key.
+    /// The TCP listener of `--listen`, with the token read from `--token-file` if given — a file
+    /// that must be this user's and closed to others, like an SSH key.
     private func tcpListener() throws -> TCPListener? {
-        guard let listen, let tokenFile else { return nil }
+        guard let listen else { return nil }
+        guard let tokenFile else { return try TCPListener(address: listen, token: nil, allowNonLoopback: allowNonLoopback) }
         var info = stat()
         guard stat(tokenFile, &info) == 0 else {
             throw PrefsError(.invalidRequest, "Cannot read the token file \(tokenFile): \(String(cString: strerror(errno))).")

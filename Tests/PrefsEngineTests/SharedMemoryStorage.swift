@@ -105,6 +105,10 @@ final class SharedMemoryStorage: PrefsStorage {
         }
     }
 
+    func tokens() async throws -> [StoredToken] { [] }
+
+    func recordTokenUse(_ lastUsed: [String: Double]) async throws {}
+
     func newestRevision() async throws -> Revision {
         database.withLock { $0.newestRevision }
     }

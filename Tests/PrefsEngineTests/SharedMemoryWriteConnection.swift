@@ -113,6 +113,8 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
 
     func insertLock(key: String, scope: ScopePath, revision: Revision) throws { throw Unsupported() }
     func deleteLock(key: String, scope: ScopePath) throws { throw Unsupported() }
+    func insertToken(_ token: StoredToken) throws { throw Unsupported() }
+    func deleteToken(named name: String) throws { throw Unsupported() }
     func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws { throw Unsupported() }
 
     // MARK: Change log

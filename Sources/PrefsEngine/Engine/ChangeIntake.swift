@@ -4,18 +4,21 @@ import Synchronization
 /// Takes committed changes into the cache and the watch hub: each once, in revision order —
 /// whether they are the engine's own batch, published as it commits, or changes another writer of
 /// a shared database committed, read back from the change log. With one writer (SQLite) only the
-/// engine's own batches come in.
+/// engine's own batches come in. Token changes reach the named tokens (``AccessTokens``) the
+/// same way, after the changes before them have reached the watchers.
 final class ChangeIntake: Sendable {
     let cache: PreferenceCache
     let hub: WatchHub
+    let tokens: AccessTokens
     /// Held while changes go in, so that two sources never interleave.
     private let lock = Mutex(())
     /// Those waiting for a revision to be taken in (``waitUntilApplied(_:)``).
     private let waiters = Mutex<[RevisionWaiter]>([])
 
-    init(cache: PreferenceCache, hub: WatchHub) {
+    init(cache: PreferenceCache, hub: WatchHub, tokens: AccessTokens) {
         self.cache = cache
         self.hub = hub
+        self.tokens = tokens
     }
 
     /// Publishes a batch the engine has committed. A catch-up may have read it back from the log
@@ -25,7 +28,9 @@ final class ChangeIntake: Sendable {
             let applied = cache.read { $0.revision }
             guard batch.revision > applied else { return }
             cache.publish(batch.touched, revision: batch.revision, oldestRevision: batch.oldestRevision)
-            hub.publish(batch.changes.filter { $0.event.revision > applied }, revision: batch.revision)
+            let changes = batch.changes.filter { $0.event.revision > applied }
+            hub.publish(changes, revision: batch.revision)
+            takeTokenChanges(changes.lazy.map { ($0.event, batch.time) })
         }
         wakeWaiters()
     }
@@ -40,6 +45,7 @@ final class ChangeIntake: Sendable {
             var applied = start
             var touched: [String: KeyState?] = [:]
             var committed: [CommittedChange] = []
+            var tokenChanges: [(ChangeEvent, Double)] = []
             for change in page.changes where change.event.revision > applied {
                 guard change.event.revision == applied + 1 else {
                     throw PrefsError(
@@ -48,6 +54,7 @@ final class ChangeIntake: Sendable {
                     )
                 }
                 applied += 1
+                if change.event.kind.isTokenChange { tokenChanges.append((change.event, change.time)) }
                 guard let key = change.event.key else {
                     committed.append(CommittedChange(event: change.event, before: nil, after: nil))
                     continue
@@ -61,8 +68,16 @@ final class ChangeIntake: Sendable {
             guard applied > start else { return }
             cache.publish(touched, revision: applied, oldestRevision: max(oldest, page.oldestRevision))
             hub.publish(committed, revision: applied)
+            takeTokenChanges(tokenChanges)
         }
         wakeWaiters()
+    }
+
+    /// Takes token changes in, in order, and ends the watches of the tokens revoked.
+    private func takeTokenChanges(_ changes: some Sequence<(ChangeEvent, Double)>) {
+        for (event, time) in changes where event.kind.isTokenChange {
+            if let revoked = tokens.take(event, time: time) { hub.endWatches(of: revoked, revision: event.revision) }
+        }
     }
 
     /// Returns once `revision` has been taken in, or when the task is cancelled.

@@ -36,6 +36,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     let writer: GroupCommitWriter
     /// Takes committed changes, whoever committed them, into the cache and the hub.
     let intake: ChangeIntake
+    /// The named tokens, as of the newest revision taken in.
+    let tokens: AccessTokens
     /// Whether a catch-up with other writers' changes runs (``catchUp()``).
     let catchingUp = Mutex(CatchUpState())
     /// Where the engine reports what it cannot tell a caller.
@@ -51,6 +53,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     private struct Lifecycle: ~Copyable {
         var closed = false
         var progressTask: Task<Void, Never>?
+        var tokenUseTask: Task<Void, Never>?
     }
 
     /// An engine over `storage`, loading what the engine keeps in memory from it.
@@ -80,13 +83,15 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let overrides = configuration.overrides
         // Only where other writers run alongside does a batch need to say what it read.
         let tracksKeysRead = storage.hasOtherWriters
-        let intake = ChangeIntake(cache: cache, hub: hub)
+        let tokens = AccessTokens(snapshot.tokens)
+        let intake = ChangeIntake(cache: cache, hub: hub, tokens: tokens)
         let pruning = OutcomePruning(retention: configuration.idempotencyRetention)
         let metrics = EngineMetrics(factory: configuration.metricsFactory)
         self.metrics = metrics
         self.cache = cache
         self.hub = hub
         self.intake = intake
+        self.tokens = tokens
         writer = GroupCommitWriter(
             storage: storage, metrics: metrics,
             hooks: .init(
@@ -94,7 +99,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                 applyCommittedElsewhere: { page in try intake.take(page) },
                 makeBatch: { connection in
                     WriteBatch(
-                        connection: connection, cache: cache, rules: rules, overrides: overrides,
+                        connection: connection, cache: cache, tokens: tokens, rules: rules, overrides: overrides,
                         time: Date().timeIntervalSince1970, tracksKeysRead: tracksKeysRead)
                 },
                 finishTransaction: { batch in
@@ -110,6 +115,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
             clock: clock
         )
         startProgressEvents()
+        let tokenUse = recordTokenUse(every: configuration.tokenUseInterval)
+        lifecycle.withLock { $0.tokenUseTask = tokenUse }
         storage.observeCommitsElsewhere { [weak self] announced in self?.catchUp(toReach: announced) }
     }
 
@@ -120,13 +127,13 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// Ends every watch (with a final `shutdown` event), waits for queued writes, and releases the
     /// storage, so another engine may open it. Further calls fail with `shutting_down`.
     public func close() {
-        let task: Task<Void, Never>?? = lifecycle.withLock { lifecycle in
+        let tasks: [Task<Void, Never>?]? = lifecycle.withLock { lifecycle in
             guard !lifecycle.closed else { return nil }
             lifecycle.closed = true
-            return lifecycle.progressTask
+            return [lifecycle.progressTask, lifecycle.tokenUseTask]
         }
-        guard let task else { return }
-        task?.cancel()
+        guard let tasks else { return }
+        for task in tasks { task?.cancel() }
         hub.close()
         storage.close()
     }

@@ -64,6 +64,9 @@ public struct StoreConfiguration: Sendable {
     public var idempotencyRetention: Duration = .seconds(24 * 60 * 60)
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
+    /// How often when named tokens were last used is written to the storage (it is kept in memory
+    /// between): a minute by default, so `token list` is right to the minute.
+    public var tokenUseInterval: Duration = .seconds(60)
     /// What makes the engine's metrics (commits, watches, the change log; see `GET /v1/metrics`):
     /// none by default. Given here rather than taken from the process's `MetricsSystem`, so that
     /// engines in one process (tests) each keep their own.

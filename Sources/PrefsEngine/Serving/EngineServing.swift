@@ -30,4 +30,11 @@ package protocol EngineServing: PrefsService {
     /// Subscribes `request` now, or throws why it cannot be (an invalid key, a `since` already
     /// compacted, too many watches open, the engine closing).
     func openWatchFeed(_ request: WatchRequest) throws -> any WatchFeed
+
+    /// What a request carrying `secret` (the bytes after `Bearer `) may do: nil if no named
+    /// token has it. From memory, without a database round trip.
+    func grant(forSecret secret: [UInt8]) -> AccessGrant?
+
+    /// The named token `name`, as this engine has taken it in; nil if there is none.
+    func token(named name: String) -> AccessToken?
 }

@@ -55,6 +55,13 @@ package protocol PrefsStorage: Sendable {
     /// authors and reasons; and the oldest revision the log held in full, in the same read.
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage
 
+    /// Every named token, with when each was last used as recorded.
+    func tokens() async throws -> [StoredToken]
+
+    /// Records when tokens were last used (by name, seconds since 1970), keeping a later time
+    /// another host recorded. Outside the change log: using a token changes nothing.
+    func recordTokenUse(_ lastUsed: [String: Double]) async throws
+
     /// The newest revision committed to the database, by this engine or any other writer.
     func newestRevision() async throws -> Revision
 

@@ -9,12 +9,16 @@ package struct StorageSnapshot: Sendable {
     package var newestRevision: Revision
     /// The oldest revision the change log still holds.
     package var oldestRevision: Revision
+    /// The named tokens.
+    package var tokens: [StoredToken]
 
-    /// A snapshot of `keys` as of `newestRevision`, with the log starting at `oldestRevision`.
-    package init(keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision) {
+    /// A snapshot of `keys` and `tokens` as of `newestRevision`, with the log starting at
+    /// `oldestRevision`.
+    package init(keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision, tokens: [StoredToken] = []) {
         self.keys = keys
         self.newestRevision = newestRevision
         self.oldestRevision = oldestRevision
+        self.tokens = tokens
     }
 }
 
@@ -23,6 +27,7 @@ extension StorageSnapshot {
     /// schemas in any order.
     package struct Builder {
         private var keys: [String: KeyState] = [:]
+        private var tokens: [StoredToken] = []
         /// The key whose values are being gathered, while values come in key order: they are
         /// stored once, rather than the key's state being looked up and copied for every row.
         private var gathering: (key: String, values: [ScopePath: StoredValue])?
@@ -57,10 +62,15 @@ extension StorageSnapshot {
             keys[key, default: KeyState()].schema = schema
         }
 
+        /// Adds a named token.
+        package mutating func addToken(_ token: StoredToken) {
+            tokens.append(token)
+        }
+
         /// The snapshot of what was added, as of `newestRevision`, the log starting at `oldestRevision`.
         package mutating func snapshot(newestRevision: Revision, oldestRevision: Revision) -> StorageSnapshot {
             flush()
-            return StorageSnapshot(keys: keys, newestRevision: newestRevision, oldestRevision: oldestRevision)
+            return StorageSnapshot(keys: keys, newestRevision: newestRevision, oldestRevision: oldestRevision, tokens: tokens)
         }
 
         private mutating func flush() {

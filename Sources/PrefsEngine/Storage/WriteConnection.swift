@@ -40,6 +40,13 @@ package protocol WriteConnection {
     /// Stores `schema` for `key`, registered by `revision`.
     func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws
 
+    // MARK: Tokens
+
+    /// Stores a new named token; `conflict` if its name is taken.
+    func insertToken(_ token: StoredToken) throws
+    /// Removes the named token `name`.
+    func deleteToken(named name: String) throws
+
     // MARK: Change log
 
     /// Appends a committed change to the log, with its time, author and reason.

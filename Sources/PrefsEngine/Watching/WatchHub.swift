@@ -155,6 +155,18 @@ final class WatchHub: Sendable {
         for channel in channels { channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .shutdown)) }
     }
 
+    /// Ends every watch opened with the named token `token`, with a final `revoked` event at
+    /// `revision`, the revision that revoked it: the changes before it were delivered.
+    func endWatches(of token: String, revision: Revision) {
+        let ended = state.withLock { state in
+            state.subscribers.filter { $0.value.request.grant?.token == token }
+        }
+        for (id, subscriber) in ended {
+            subscriber.channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .revoked))
+            unsubscribe(id)
+        }
+    }
+
     /// The ids of the watches that may select `event` (``WatchFilter`` decides).
     private static func selecting(_ event: ChangeEvent, in state: borrowing State) -> Set<Int> {
         if let draft = event.draft {
@@ -194,6 +206,7 @@ final class WatchHub: Sendable {
 /// value at its scope, only if that value changed.
 enum WatchFilter {
     static func event(for change: CommittedChange, request: WatchRequest, overrides: [String: JSONValue]) -> ChangeEvent? {
+        guard request.mayShow(change.event) else { return nil }
         if change.event.isDraftChange { return request.selects(change.event) ? change.event : nil }
         guard let key = change.event.key, request.selects(key: key) else { return nil }
         guard let scope = request.scope else { return change.event }

@@ -27,6 +27,10 @@ final class WriteBatch {
     var origin = ChangeOrigin()
 
     private let cache: PreferenceCache
+    /// The named tokens as committed; the batch's own changes to them are in ``tokensChanged``.
+    let tokens: AccessTokens
+    /// The tokens this batch created (a token) or revoked (nil), by name.
+    var tokensChanged: [String: StoredToken?] = [:]
     /// New states of the keys this batch changed (nil: nothing stored any more).
     private(set) var touched: [String: KeyState?] = [:]
     /// The revision of the batch's last change so far.
@@ -46,10 +50,11 @@ final class WriteBatch {
     private var lookedAtAllKeys = false
 
     init(
-        connection: any WriteConnection, cache: PreferenceCache, rules: PreferenceWriteRules,
+        connection: any WriteConnection, cache: PreferenceCache, tokens: AccessTokens, rules: PreferenceWriteRules,
         overrides: [String: JSONValue], time: Double, tracksKeysRead: Bool
     ) {
         self.connection = connection
+        self.tokens = tokens
         self.tracksKeysRead = tracksKeysRead
         self.cache = cache
         self.rules = rules
@@ -128,17 +133,19 @@ final class WriteBatch {
     /// Where a failed request's changes are undone to.
     struct Checkpoint {
         fileprivate var touched: [String: KeyState?]
+        fileprivate var tokensChanged: [String: StoredToken?]
         fileprivate var revision: Revision
         fileprivate var changeCount: Int
     }
 
     func checkpoint() -> Checkpoint {
-        Checkpoint(touched: touched, revision: revision, changeCount: changes.count)
+        Checkpoint(touched: touched, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count)
     }
 
     /// Forgets everything done since `checkpoint` (its SQL is rolled back by the savepoint).
     func restore(_ checkpoint: Checkpoint) {
         touched = checkpoint.touched
+        tokensChanged = checkpoint.tokensChanged
         revision = checkpoint.revision
         changes.removeSubrange(checkpoint.changeCount...)
     }

@@ -36,6 +36,9 @@ struct MissingContextService: PrefsService {
         AsyncThrowingStream { $0.finish(throwing: error) }
     }
 
+    func createToken(named name: String, role: AccessRole, scope: ScopePath) async throws -> CreatedAccessToken { throw error }
+    func tokens() async throws -> [AccessToken] { throw error }
+    func revokeToken(named name: String) async throws -> WriteResult { throw error }
     func drafts(account: String?, thread: String?) async throws -> [Draft] { throw error }
     func draft(_ id: UUID) async throws -> Draft { throw error }
     func createDraft(_ input: DraftInput) async throws -> Draft { throw error }

@@ -1,12 +1,13 @@
 /// The service an application, the CLI and the daemon's HTTP API talk to: preferences
-/// (``PreferencesService``), drafts and attachments (``DraftsService``), and the watches that
-/// tell of every change to either.
+/// (``PreferencesService``), drafts and attachments (``DraftsService``), their history
+/// (``HistoryService``), the named tokens that may reach the daemon (``TokensService``), and the
+/// watches that tell of every change.
 ///
 /// Three implementations: `EmbeddedStore` (SQLite in this process), `PostgresStore` (a
 /// PostgreSQL database several hosts share) and `PrefsClient` (the `prefsd` daemon over its Unix
 /// socket). They give the same answers and the same errors (``PrefsError``), so code and tests
 /// written against this protocol run against any of them.
-public protocol PrefsService: PreferencesService, DraftsService, HistoryService {
+public protocol PrefsService: PreferencesService, DraftsService, HistoryService, TokensService {
     /// Version, database, current revision, uptime and counts.
     func status() async throws -> ServiceStatus
 

@@ -39,15 +39,25 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
         public static let attachmentRemoved = Kind(rawValue: "attachment.removed")
         /// A draft's validation changed because a compose preference changed (the draft did not).
         public static let validation = Kind(rawValue: "validation")
+        /// A named token was created (the audit log's; no watch is told).
+        public static let tokenCreated = Kind(rawValue: "token.created")
+        /// A named token was revoked (the audit log's; no watch is told).
+        public static let tokenRevoked = Kind(rawValue: "token.revoked")
         /// No change: the store's current revision, sent on quiet watches so they can resume cheaply.
         public static let progress = Kind(rawValue: "progress")
         /// The watcher fell too far behind and the watch ends; resume from ``ChangeEvent/revision``.
         public static let overflow = Kind(rawValue: "overflow")
         /// The daemon is stopping and the watch ends; resume from ``ChangeEvent/revision``.
         public static let shutdown = Kind(rawValue: "shutdown")
+        /// The token the watch was opened with was revoked at ``ChangeEvent/revision``, and the
+        /// watch ends.
+        public static let revoked = Kind(rawValue: "revoked")
 
         /// Whether this kind is a notice about the watch rather than a change.
-        public var isNotice: Bool { self == .progress || self == .overflow || self == .shutdown }
+        public var isNotice: Bool { self == .progress || self == .overflow || self == .shutdown || self == .revoked }
+
+        /// Whether this kind is a change of named tokens.
+        public var isTokenChange: Bool { self == .tokenCreated || self == .tokenRevoked }
     }
 
     /// The change's revision (for notices: the last revision the watcher has everything up to).

@@ -20,6 +20,10 @@ public struct WatchRequest: Sendable, Hashable {
     public var thread: String?
     /// Every draft of one account.
     public var account: String?
+    /// Who opened it, when the daemon's token scope bounds what it may see: only changes at or
+    /// below the grant's scope (and the drafts of accounts there), and an end with a `revoked`
+    /// event when its token is revoked.
+    package var grant: AccessGrant?
 
     /// A watch of what these fields select; by default, every change of every key.
     ///
@@ -54,6 +58,17 @@ public struct WatchRequest: Sendable, Hashable {
     public func selects(key: String) -> Bool {
         guard !watchesDrafts else { return false }
         return (keys.isEmpty && prefixes.isEmpty) || keys.contains(key) || prefixes.contains { key.hasPrefix($0) }
+    }
+
+    /// Whether the watch's grant lets it see `event`: any event without a grant or with one at
+    /// `/`; else a draft event of an account under its scope, or a preference event at a scope
+    /// under it (or at none: a schema's, which every reader may read). A scoped watch's events
+    /// are all at its scope, checked when it opened.
+    package func mayShow(_ event: ChangeEvent) -> Bool {
+        guard let grant, !grant.coversEverything else { return true }
+        if event.isDraftChange { return event.account.map(grant.covers(account:)) ?? false }
+        guard scope == nil, let changed = event.scope else { return true }
+        return grant.covers(changed)
     }
 
     /// Whether a draft event is one this watch selects: of its draft, thread or account.

@@ -143,6 +143,18 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func tokens() async throws -> [StoredToken] {
+        try await reading {
+            var tokens: [StoredToken] = []
+            for try await row in try await client.query(TokenRows.all, logger: logger) { tokens.append(try TokenRows.token(row)) }
+            return tokens
+        }
+    }
+
+    package func recordTokenUse(_ lastUsed: [String: Double]) async throws {
+        try await reading { _ = try await client.query(TokenRows.recordUse(lastUsed), logger: logger).collect() }
+    }
+
     package func newestRevision() async throws -> Revision {
         try await reading {
             var newest: Revision = 0

@@ -91,6 +91,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
                 key: try row["key"].decode(String.self),
                 schema: try PreferenceSchema(json: Data(row["definition"].decode(String.self).utf8)))
         }
+        for row in try run(TokenRows.all) { builder.addToken(try TokenRows.token(row)) }
         return builder.snapshot(
             newestRevision: try bounds["newest_revision"].decode(Int64.self),
             oldestRevision: try bounds["oldest_revision"].decode(Int64.self))
@@ -397,6 +398,14 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
             let attachments = ids.isEmpty ? [] : try run(PostgresRows.attachmentsQuery(of: ids))
             return try PostgresRows.drafts(rows, attachments: attachments)
         }
+    }
+
+    func insertToken(_ token: StoredToken) throws {
+        try write(TokenRows.insert(token))
+    }
+
+    func deleteToken(named name: String) throws {
+        try write(TokenRows.delete(named: name))
     }
 
     func insertDraft(_ draft: Draft) throws {

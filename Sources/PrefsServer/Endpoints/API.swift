@@ -6,8 +6,9 @@ import PrefsKit
 import Prometheus
 
 /// The HTTP API: every endpoint (``Endpoints``), and what every request passes on its way to one,
-/// whichever listener and path carries it — the bearer token where one is required, routing
-/// (404, and 405 with `Allow`), `HEAD` answered as `GET`, the memo of cacheable answers, errors
+/// whichever listener and path carries it — who it is and what it may do (``ListenerAccess``: a
+/// bearer token on TCP; 401 without one, 403 for an endpoint its role or scope does not reach),
+/// routing (404, and 405 with `Allow`), `HEAD` answered as `GET`, the memo of cacheable answers, errors
 /// worded as the API words them (internal ones logged), the request log, and the requests'
 /// metrics (``RequestMetrics``): every answer is counted here, whichever path made it.
 ///
@@ -25,13 +26,14 @@ struct API: Sendable {
     let endpoints: [Endpoint]
     /// The engine the endpoints serve.
     let engine: any EngineServing
-    /// The token every request must carry (`Authorization: Bearer …`), on a listener that asks
-    /// for one.
-    let token: BearerToken?
+    /// How the listener finds out what each request may do.
+    let access: ListenerAccess
     /// Answers of cacheable endpoints, kept until the next change.
     let memo: AnswerMemo
     /// Every request counted, by endpoint and status, with its latency.
     let requests: RequestMetrics
+    /// Requests counted by the token they carried, and those refused.
+    let tokenRequests: TokenMetrics
     /// The programs on the Unix socket's connections, whom their changes are by.
     let peers: ConnectionPeers
     let logger: Logger
@@ -41,13 +43,13 @@ struct API: Sendable {
     private let recordsAuthors: Bool
 
     /// The API of `engine` within `limits`, counting its requests with `metrics` and answering
-    /// `GET /v1/metrics` from its registry; with a `token`, every request must carry it.
+    /// `GET /v1/metrics` from its registry; `access` says what each request may do.
     init(
-        engine: any EngineServing, limits: ServerLimits, metrics: PrometheusMetricsFactory, token: BearerToken? = nil,
+        engine: any EngineServing, limits: ServerLimits, metrics: PrometheusMetricsFactory, access: ListenerAccess = .owner,
         peers: ConnectionPeers, logger: Logger
     ) {
         self.engine = engine
-        self.token = token
+        self.access = access
         self.peers = peers
         memo = AnswerMemo()
         self.logger = logger
@@ -59,21 +61,26 @@ struct API: Sendable {
             return endpoint
         }
         requests = RequestMetrics(endpoints: endpoints.map(\.name), factory: metrics)
+        tokenRequests = TokenMetrics(factory: metrics)
     }
 
-    /// The same API, requiring `token` of every request; the memo and the metrics are shared.
-    func requiring(_ token: BearerToken) -> API {
-        API(engine: engine, token: token, memo: memo, requests: requests, peers: peers, logger: logger, endpoints: endpoints)
+    /// The same API on a listener whose requests `access` lets through; the memo and the metrics
+    /// are shared.
+    func listening(with access: ListenerAccess) -> API {
+        API(
+            engine: engine, access: access, memo: memo, requests: requests, tokenRequests: tokenRequests, peers: peers,
+            logger: logger, endpoints: endpoints)
     }
 
     private init(
-        engine: any EngineServing, token: BearerToken?, memo: AnswerMemo, requests: RequestMetrics, peers: ConnectionPeers,
-        logger: Logger, endpoints: [Endpoint]
+        engine: any EngineServing, access: ListenerAccess, memo: AnswerMemo, requests: RequestMetrics,
+        tokenRequests: TokenMetrics, peers: ConnectionPeers, logger: Logger, endpoints: [Endpoint]
     ) {
         self.engine = engine
-        self.token = token
+        self.access = access
         self.memo = memo
         self.requests = requests
+        self.tokenRequests = tokenRequests
         self.peers = peers
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
@@ -85,23 +92,39 @@ struct API: Sendable {
 
     /// What comes of a request before its body is read.
     enum Preparation: Sendable {
-        /// This answer: the request is refused (its token, its path or method), or a cacheable
-        /// answer for it is kept.
+        /// This answer: the request is refused (its token or what the token may do, its path or
+        /// method), or a cacheable answer for it is kept.
         case answer(Answer)
         /// The endpoint answers it (its path parameters are filled in): read its body as the
         /// endpoint says, then ``deliver(_:to:)``.
         case endpoint(Endpoint)
     }
 
-    /// Checks `request`'s token, answers it from the memo if it can, else finds its endpoint.
+    /// Finds out what `request` may do, answers it from the memo if it can, else finds its
+    /// endpoint and checks the request's role reaches it.
     func prepare(_ request: inout EndpointRequest) -> Preparation {
-        if let refusal = refusal(of: request) { return .answer(refusal) }
-        if request.method == .get || request.method == .head, let kept = memo.answer(for: request.target, engine: engine) {
+        guard let grant = access.grant(of: request, engine: engine) else {
+            log(request, requests.unrouted, .unauthorized)
+            return .answer(.error(ListenerAccess.unauthorized))
+        }
+        request.grant = grant
+        // A kept answer is the whole answer, as a grant reaching everywhere sees it.
+        if grant.coversEverything, request.method == .get || request.method == .head,
+            let kept = memo.answer(for: request.target, engine: engine)
+        {
             log(request, kept.endpoint, kept.answer.status)
             return .answer(kept.answer)
         }
         switch route(&request) {
-        case .endpoint(let endpoint): return .endpoint(endpoint)
+        case .endpoint(let endpoint):
+            request.role = endpoint.role
+            guard grant.role >= endpoint.role, !endpoint.storeWide || grant.coversEverything else {
+                let scope = endpoint.storeWide ? .root : (try? ScopePath(request.query["scope"] ?? "/")) ?? .root
+                let refusal = grant.refusal(needing: endpoint.role, at: scope, for: request.action)
+                log(request, endpoint.index, .forbidden)
+                return .answer(.error(refusal))
+            }
+            return .endpoint(endpoint)
         case .refused(let error, let allow): return .answer(refused(request, error, allow: allow))
         }
     }
@@ -152,19 +175,15 @@ struct API: Sendable {
         PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
     }
 
-    /// Who makes `request`'s changes: on the TCP listener, its token; on the Unix socket, the
-    /// daemon's user and the connection's program; with the `User-Agent` either way.
+    /// Who makes `request`'s changes: on the TCP listener, its token (`token:NAME`); on the
+    /// Unix socket, the daemon's user and the connection's program; with the `User-Agent`
+    /// either way.
     private func author(of request: EndpointRequest) -> ChangeAuthor {
         let userAgent = request.headers[.userAgent]
-        guard token == nil else { return ChangeAuthor(name: BearerToken.authorName, agent: userAgent) }
+        if let grant = request.grant, let token = access.tokenName(of: grant) {
+            return ChangeAuthor(name: AccessToken.authorName(of: token), agent: userAgent)
+        }
         return peers.author(of: request.connection, userAgent: userAgent)
-    }
-
-    /// The answer of a request the token does not let through.
-    private func refusal(of request: EndpointRequest) -> Answer? {
-        guard let token, !token.admits(request.headers[.authorization]) else { return nil }
-        log(request, requests.unrouted, .unauthorized)
-        return .error(PrefsError(.unauthorized, "Unauthorized."))
     }
 
     private func refused(_ request: EndpointRequest, _ error: PrefsError, allow: [HTTPRequest.Method]) -> Answer {
@@ -275,6 +294,7 @@ struct API: Sendable {
     /// logs one line for it when debugging.
     private func log(_ request: EndpointRequest, _ endpoint: Int, _ status: HTTPResponse.Status) {
         requests.record(endpoint, status, since: request.received)
+        if case .bearer = access { tokenRequests.record(request.grant.flatMap(access.tokenName(of:)), status) }
         guard logsRequests else { return }
         logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(requests.name(of: endpoint)))")
     }

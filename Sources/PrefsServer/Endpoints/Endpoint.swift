@@ -22,6 +22,12 @@ struct Endpoint: Sendable {
     let path: EndpointPath
     /// What the endpoint does with a body.
     let body: Body
+    /// The least role a request needs (``AccessGrant``). Where the endpoint acts at a scope, it
+    /// checks the grant reaches that scope as it reads it (``EndpointRequest/scope()``).
+    let role: AccessRole
+    /// Whether the endpoint acts on the whole store rather than at a scope — schemas, metrics —
+    /// so that only a grant at `/` may call it.
+    let storeWide: Bool
     /// Whether an answer may be kept and given again to the same request until the next change
     /// is taken in: a read from memory whose answer depends on nothing but the request's target.
     let cacheable: Bool
@@ -36,14 +42,17 @@ struct Endpoint: Sendable {
     /// fills it in).
     var index = 0
 
-    /// An endpoint answering `method` requests to `path` with `answer`.
+    /// An endpoint answering `method` requests to `path` with `answer`, for callers with at least
+    /// `role` (at `/`, if `storeWide`).
     init(
-        _ method: HTTPRequest.Method, _ path: String, body: Body = .none, cacheable: Bool = false,
-        waitsForRevision: Bool = true, answer: @escaping @Sendable (EndpointRequest) throws -> Reply
+        _ method: HTTPRequest.Method, _ path: String, body: Body = .none, role: AccessRole = .reader, storeWide: Bool = false,
+        cacheable: Bool = false, waitsForRevision: Bool = true, answer: @escaping @Sendable (EndpointRequest) throws -> Reply
     ) {
         self.method = method
         self.path = EndpointPath(path)
         self.body = body
+        self.role = role
+        self.storeWide = storeWide
         self.cacheable = cacheable
         self.waitsForRevision = waitsForRevision
         self.answer = answer

@@ -30,6 +30,11 @@ struct EndpointRequest: Sendable {
     let received = ContinuousClock.now
     /// The connection that carried it, whose peer its changes are by.
     var connection: ObjectIdentifier?
+    /// What it may do, as its listener found out (``API`` fills it in before routing): nil
+    /// permits nothing.
+    var grant: AccessGrant?
+    /// The least role its endpoint needs (``API`` fills it in): the role ``scope()`` checks.
+    var role = AccessRole.admin
 
     /// A request for `target` by `method`, with `headers`.
     init(method: HTTPRequest.Method, target: String, headers: RequestHeaders) {
@@ -77,10 +82,32 @@ struct EndpointRequest: Sendable {
         try Self.parseID(parameters[name] ?? "", of: name)
     }
 
-    /// The `scope` query item as a ``ScopePath``; `/` when absent.
+    /// The `scope` query item as a ``ScopePath``; `/` when absent. `forbidden` unless the
+    /// request's grant has the endpoint's role there.
     func scope() throws -> ScopePath {
-        try ScopePath(query["scope"] ?? "/")
+        let scope = try ScopePath(query["scope"] ?? "/")
+        try checkAccess(role, at: scope)
+        return scope
     }
+
+    /// Throws `forbidden` unless the request's grant has `role` at `scope`.
+    func checkAccess(_ role: AccessRole, at scope: ScopePath) throws {
+        try access().check(role, at: scope, for: action)
+    }
+
+    /// Throws `forbidden` unless the request's grant has `role` over the drafts of `account`.
+    func checkAccess(_ role: AccessRole, account: String) throws {
+        try access().check(role, account: account, for: "\(action) on the drafts of \(account)")
+    }
+
+    /// The request's grant; `forbidden` without one.
+    func access() throws -> AccessGrant {
+        guard let grant else { throw PrefsError(.forbidden, "\(action) was not let through: no one's access was found.") }
+        return grant
+    }
+
+    /// What the request does, as messages name it: `PUT /v1/prefs/a.b`.
+    var action: String { "\(method.rawValue) \(path)" }
 
     /// Whether a flag such as `explain=1` or `recursive=true` is set.
     func flag(_ name: String) throws -> Bool {

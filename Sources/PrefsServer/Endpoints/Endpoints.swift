@@ -6,7 +6,7 @@ enum Endpoints {
     /// The endpoints, answering from `engine` within `limits`, with the metrics of `registry`.
     static func all(engine: any EngineServing, limits: ServerLimits, registry: PrometheusCollectorRegistry) -> [Endpoint] {
         PreferenceEndpoints.all(engine: engine, limits: limits) + HistoryEndpoints.all(engine: engine, limits: limits)
-            + DraftEndpoints.all(service: engine, limits: limits)
+            + DraftEndpoints.all(service: engine, limits: limits) + TokenEndpoints.all(engine: engine, limits: limits)
             + [WatchEndpoint.endpoint(engine: engine), MetricsEndpoint.endpoint(engine: engine, registry: registry)]
     }
 }

@@ -4,7 +4,8 @@ import PrefsEngine
 import PrefsKit
 
 /// Who changed what and when, and putting it back: a key's history at a scope, the audit log,
-/// diffs and reverts. (Reads in the past are the `atRevision` of the preference reads.)
+/// diffs and reverts. (Reads in the past are the `atRevision` of the preference reads.) A caller
+/// whose scope is below `/` reads the audit log of its scope only.
 enum HistoryEndpoints {
     /// The endpoints, answering from `engine` within `limits`.
     static func all(engine: any EngineServing, limits: ServerLimits) -> [Endpoint] {
@@ -53,8 +54,9 @@ enum HistoryEndpoints {
                 let (to, scope, prefix) = (try request.integer("to"), try request.scope(), request.query["prefix"])
                 return .task { .json(try await engine.diff(from: from, to: to, scope: scope, prefix: prefix)) }
             },
-            Endpoint(.post, "/v1/prefs:revert", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            Endpoint(.post, "/v1/prefs:revert", body: .whole(limit: limits.maximumRequestBytes), role: .writer) { request in
                 let body = try request.decodeBody(RevertRequest.self, what: "a revert ({\"key\" or \"prefix\", \"scope\", \"toRevision\"})")
+                try request.checkAccess(.writer, at: body.scope)
                 let (target, ifRevision) = (try body.target(), try request.ifRevision())
                 return .task {
                     .json(try await engine.revert(target, scope: body.scope, to: body.toRevision, ifRevision: ifRevision))
@@ -80,6 +82,11 @@ enum HistoryEndpoints {
             query.order = parsed
         }
         try query.check()
+        let grant = try request.access()
+        if !grant.coversEverything {
+            query.scope = query.scope ?? grant.scope
+            try request.checkAccess(.reader, at: query.scope!)
+        }
         return query
     }
 }

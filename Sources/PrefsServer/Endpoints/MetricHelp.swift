@@ -7,6 +7,8 @@ enum MetricHelp {
     /// Help text by family name.
     static let texts: [String: String] = [
         "prefsd_requests_total": "Requests answered, by endpoint (method and path template; none: no endpoint) and status.",
+        "prefsd_token_requests_total":
+            "Requests on the TCP listener, by the token's name (default: the token file's; none: no token accepted) and outcome (allowed, forbidden, unauthorized).",
         "prefsd_request_duration_seconds": "Seconds from taking a request in to its answer (a watch: to its first byte), by endpoint and status.",
         "prefsd_commits_total": "Transactions this host committed (group commits).",
         "prefsd_commit_batch_requests": "Requests carried by each committed transaction.",

@@ -6,6 +6,10 @@ import PrefsKit
 /// The endpoints of preferences, schemas, locks, dump/load and status. Sets, resets, locks and
 /// unlocks take the key's revision at the scope they are based on from `If-Match`; a key's read
 /// gives it as its `ETag`.
+///
+/// Each declares the role it needs; reads and writes at a scope check the caller's grant reaches
+/// it as they read the scope. An explanation shows a caller whose scope is below `/` the layers
+/// above it without their values.
 enum PreferenceEndpoints {
     static func all(engine: any EngineServing, limits: ServerLimits) -> [Endpoint] {
         [
@@ -14,15 +18,19 @@ enum PreferenceEndpoints {
             },
             Endpoint(.get, "/v1/prefs/{key}", cacheable: true) { request in
                 let (key, scope, explain) = (try request.key(), try request.scope(), try request.flag("explain"))
+                let grant = try request.access()
                 if let revision = try request.integer("atRevision") {
-                    return .task { .json(try await engine.resolve(key, scope: scope, explain: explain, atRevision: revision)) }
+                    return .task {
+                        .json(grant.redacting(try await engine.resolve(key, scope: scope, explain: explain, atRevision: revision)))
+                    }
                 }
-                let (resolved, revisionHere) = engine.resolveNowWithRevision(key, scope: scope, explain: explain)
+                var (resolved, revisionHere) = engine.resolveNowWithRevision(key, scope: scope, explain: explain)
+                if explain { resolved = grant.redacting(resolved) }
                 var answer = resolved.compactWireJSON.map { Answer.json(ByteBuffer(string: $0)) } ?? .json(resolved)
                 answer.fields.append(HTTPField(name: .eTag, value: "\"\(revisionHere)\""))
                 return .now(answer)
             },
-            Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes)) { request in
+            Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes), role: .writer) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
                 let (commitsHere, idempotency, origin) = (request.commitsHere, IdempotentRequest.current, ChangeOrigin.current)
@@ -35,7 +43,7 @@ enum PreferenceEndpoints {
                     }
                 }
             },
-            Endpoint(.delete, "/v1/prefs/{key}") { request in
+            Endpoint(.delete, "/v1/prefs/{key}", role: .writer) { request in
                 let (key, scope, recursive) = (try request.key(), try request.scope(), try request.flag("recursive"))
                 let ifRevision = try request.ifRevision()
                 return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive, ifRevision: ifRevision)) }
@@ -52,15 +60,16 @@ enum PreferenceEndpoints {
                     return .json(PreferenceList(scope: scope, preferences: preferences))
                 }
             },
-            Endpoint(.post, "/v1/prefs:batch", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            Endpoint(.post, "/v1/prefs:batch", body: .whole(limit: limits.maximumRequestBytes), role: .writer) { request in
                 let batch = try request.decodeBody(PreferenceBatch.self, what: "a batch ({\"operations\": [...]})")
+                for operation in batch.operations { try request.checkAccess(.writer, at: operation.scope) }
                 return .task { .json(try await engine.apply(batch)) }
             },
-            Endpoint(.put, "/v1/locks/{key}") { request in
+            Endpoint(.put, "/v1/locks/{key}", role: .admin) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 return .task { .json(try await engine.lock(key, scope: scope, ifRevision: ifRevision)) }
             },
-            Endpoint(.delete, "/v1/locks/{key}") { request in
+            Endpoint(.delete, "/v1/locks/{key}", role: .admin) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 return .task { .json(try await engine.unlock(key, scope: scope, ifRevision: ifRevision)) }
             },
@@ -71,11 +80,12 @@ enum PreferenceEndpoints {
                 let key = try request.key()
                 return .task { .json(try await engine.schema(for: key.rawValue)) }
             },
-            Endpoint(.put, "/v1/schema", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            Endpoint(.put, "/v1/schema", body: .whole(limit: limits.maximumRequestBytes), role: .admin, storeWide: true) { request in
                 let schemas = try request.decodeBody([String: PreferenceSchema].self, what: "an object of key → schema")
                 return .task { .json(try await engine.register(schemas: schemas)) }
             },
-            Endpoint(.put, "/v1/schema/{key}", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            Endpoint(.put, "/v1/schema/{key}", body: .whole(limit: limits.maximumRequestBytes), role: .admin, storeWide: true) {
+                request in
                 let key = try request.key()
                 let schema = try request.decodeBody(PreferenceSchema.self, what: "a schema")
                 return .task { .json(try await engine.register(schemas: [key.rawValue: schema])) }
@@ -87,10 +97,21 @@ enum PreferenceEndpoints {
                     return .json(try await engine.dump(scope: scope, atRevision: revision))
                 }
             },
-            Endpoint(.post, "/v1/load", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            Endpoint(.post, "/v1/load", body: .whole(limit: limits.maximumRequestBytes), role: .writer) { request in
                 let replacing = try request.flag("replace")
                 let dump = try request.decodeBody(PrefsDump.self, what: "a dump (as GET /v1/dump answers)")
-                return .task { .json(try await engine.load(dump, replacing: replacing)) }
+                try request.checkAccess(replacing ? .admin : .writer, at: dump.scope)
+                for value in dump.values { try request.checkAccess(.writer, at: value.scope) }
+                for lock in dump.locks { try request.checkAccess(.admin, at: lock.scope) }
+                return .task {
+                    // A dump carries every schema: loading it asks for no more than writing, unless
+                    // it changes one.
+                    if !dump.schemas.isEmpty, try !request.access().coversEverything {
+                        let current = try await engine.schemas()
+                        if dump.schemas.contains(where: { current[$0.key] != $0.value }) { try request.checkAccess(.admin, at: .root) }
+                    }
+                    return .json(try await engine.load(dump, replacing: replacing))
+                }
             },
         ]
     }

@@ -10,10 +10,18 @@ import PrefsKit
 /// misses no change made after it, and one that cannot watch (a bad query, too many watches, a
 /// compacted `since`) gets a status instead. A stream the engine ends with an error gets a last
 /// `error` event.
+///
+/// A watch opened with a named token sees only what the token's scope holds (its `scope` and
+/// `account` must be there; other changes outside it are left out), and ends with a `revoked`
+/// event when the token is revoked.
 enum WatchEndpoint {
     static func endpoint(engine: any EngineServing) -> Endpoint {
         Endpoint(.get, "/v1/watch", waitsForRevision: false) { request in
-            let watch = try watchRequest(request)
+            var watch = try watchRequest(request)
+            let grant = try request.access()
+            if let scope = watch.scope { try request.checkAccess(.reader, at: scope) }
+            if let account = watch.account { try request.checkAccess(.reader, account: account) }
+            if grant.token != nil || !grant.coversEverything { watch.grant = grant }
             return .events(try engine.openWatchFeed(watch))
         }
     }

@@ -22,7 +22,7 @@ package struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
     /// ServiceGroup.
     package let application: Application<HummingbirdResponder>
-    /// The same API on loopback TCP behind a bearer token, when a ``TCPListener`` was given;
+    /// The same API on loopback TCP behind bearer tokens, when a ``TCPListener`` was given;
     /// run it beside ``application``.
     package let tcpApplication: Application<HummingbirdResponder>?
 
@@ -35,7 +35,7 @@ package struct PrefsHTTPServer: Sendable {
     /// folder that already exists must belong to this user — else `forbidden` — and is made 0700.
     ///
     /// With a `listener`, the API is also served on that loopback TCP address, where every
-    /// request must carry its bearer token.
+    /// request must carry a bearer token: the listener's file token, or a named token's secret.
     ///
     /// Requests are counted with `metrics`, and `GET /v1/metrics` answers what its registry
     /// holds: give the engine the same factory (``PrefsMetrics``) for one scrape to show both.
@@ -69,7 +69,7 @@ package struct PrefsHTTPServer: Sendable {
             logger: applicationLogger
         )
         tcpApplication = listener.map { listener in
-            let api = api.requiring(BearerToken(bytes: listener.token))
+            let api = api.listening(with: .bearer(fileToken: listener.token.map(BearerToken.init(bytes:))))
             return Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
                 server: .http1(

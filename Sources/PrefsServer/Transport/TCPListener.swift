@@ -1,20 +1,21 @@
 import PrefsKit
 
-/// Where `prefsd --listen` also serves the API over TCP, and the bearer token every request
-/// there must carry. Loopback only, unless explicitly allowed: the token is the only guard, and
-/// it travels in clear text.
+/// Where `prefsd --listen` also serves the API over TCP, and the file token a request there may
+/// carry (besides named tokens' secrets). Loopback only, unless explicitly allowed: a token is the
+/// only guard, and it travels in clear text.
 package struct TCPListener: Sendable {
     /// The host to bind: `127.0.0.1`, `::1`, `localhost`, …
     package let host: String
     /// The port to bind.
     package let port: Int
-    /// The token, as the bytes after `Bearer `.
-    package let token: [UInt8]
+    /// The file token (an admin at `/`), as the bytes after `Bearer `; nil when only named tokens
+    /// are accepted.
+    package let token: [UInt8]?
 
     /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6). Throws `invalid_request` for a malformed
     /// address or an empty token, and `forbidden` for a host that is not loopback unless
     /// `allowNonLoopback`.
-    package init(address: String, token: String, allowNonLoopback: Bool = false) throws {
+    package init(address: String, token: String?, allowNonLoopback: Bool = false) throws {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
             (0...65535).contains(port)
         else {
@@ -31,11 +32,11 @@ package struct TCPListener: Sendable {
                 "--listen \(address) is not a loopback address; the API would be reachable from other machines with only a bearer token in clear text. Use 127.0.0.1, or add --allow-non-loopback if you really mean it."
             )
         }
-        let token = token.trimmingWhitespace
-        guard !token.isEmpty else { throw PrefsError(.invalidRequest, "The token file is empty.") }
+        let token = token?.trimmingWhitespace
+        guard token?.isEmpty != true else { throw PrefsError(.invalidRequest, "The token file is empty.") }
         self.host = host
         self.port = port
-        self.token = Array(token.utf8)
+        self.token = token.map { Array($0.utf8) }
     }
 
     /// Whether `host` names this machine only: `localhost`, `127.0.0.0/8` or `::1`.

@@ -1,0 +1,57 @@
+import Crypto
+import PrefsKit
+
+/// The SHA-256 of a token's secret, as the key the token is found by: a request's secret is
+/// hashed and looked up, never compared byte by byte with a stored secret — the store has none —
+/// so how long a lookup takes says nothing about any secret.
+struct SecretDigest: Hashable, Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// The digest of `secret`.
+    init(of secret: some Collection<UInt8>) {
+        self.init(bytes: Array(SHA256.hash(data: Array(secret))))!
+    }
+
+    /// The digest written as 64 lowercase hex digits; nil if it is not one.
+    init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes: bytes)
+    }
+
+    private init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        func word(_ start: Int) -> UInt64 { bytes[start..<start + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+        words = (word(0), word(8), word(16), word(24))
+    }
+
+    /// The digest in lowercase hex, as the storage keeps it.
+    var hex: String {
+        [words.0, words.1, words.2, words.3].flatMap { word in (0..<8).reversed().map { UInt8(truncatingIfNeeded: word >> ($0 * 8)) } }
+            .lowercaseHex
+    }
+
+    static func == (lhs: SecretDigest, rhs: SecretDigest) -> Bool {
+        // Every word compared, whatever the first differences: no early exit.
+        (lhs.words.0 ^ rhs.words.0) | (lhs.words.1 ^ rhs.words.1) | (lhs.words.2 ^ rhs.words.2) | (lhs.words.3 ^ rhs.words.3) == 0
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}
