@@ -307,7 +307,8 @@ import Testing
         // ChangeEvent.Kind is open (a struct), so its kinds are listed here.
         let eventKinds: [ChangeEvent.Kind] = [
             .set, .reset, .lock, .unlock, .schema, .draftCreated, .draftUpdated, .draftDeleted, .attachmentAdded,
-            .attachmentUpdated, .attachmentRemoved, .validation, .progress, .overflow, .shutdown,
+            .attachmentUpdated, .attachmentRemoved, .validation, .tokenCreated, .tokenRevoked, .progress, .overflow, .shutdown,
+            .revoked,
         ]
         let documentedKinds = Set(document.enumValues(of: "ChangeEvent", property: "kind"))
         #expect(documentedKinds == Set(eventKinds.map(\.rawValue)), "ChangeEvent.kind: \(documentedKinds.sorted())")

@@ -71,6 +71,18 @@ final class RawSocket: Sendable {
         _ = text.withCString { Glibc.send(descriptor, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Sends `data` whole.
+    func send(_ data: Data) {
+        data.withUnsafeBytes { bytes in
+            var sent = 0
+            while sent < bytes.count {
+                let count = Glibc.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                if count <= 0 { return }
+                sent += count
+            }
+        }
+    }
+
     /// Closes the sending side only, as a client does that has nothing more to say.
     func shutdownSending() {
         shutdown(descriptor, Int32(SHUT_WR))

@@ -35,15 +35,17 @@ import Testing
         return await socket.readToEnd()
     }
 
-    /// A daemon that also listens on a free loopback port, with `token` (as its file holds it).
-    static func daemon(token: String) async throws -> (daemon: Daemon, port: UInt16) {
+    /// A daemon that also listens on a free loopback port, with `token` (as its file holds it);
+    /// on its own SQLite file, or on the PostgreSQL database at `postgresURL`; with more `arguments`.
+    static func daemon(token: String, postgresURL: String? = nil, arguments: [String] = []) async throws -> (daemon: Daemon, port: UInt16) {
         let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let tokenFile = folder.appending(path: "token").path
         try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
         let port = freePort()
-        return (try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder), port)
+        let arguments = ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments
+        return (try await Daemon(arguments: arguments, folder: folder, postgresURL: postgresURL), port)
     }
 
     @Test func onlyTheTokenGetsIn() async throws {

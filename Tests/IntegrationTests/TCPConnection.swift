@@ -1,0 +1,57 @@
+import Foundation
+
+/// A keep-alive HTTP/1.1 connection to the TCP listener, one request at a time, each with a
+/// bearer token: what a program using a named token does.
+final class TCPConnection {
+    private let socket: RawSocket
+    /// What arrived after the last answer read (nothing, as requests go one at a time).
+    private var pending = Data()
+
+    /// A connection to 127.0.0.1:`port`.
+    init(port: UInt16) throws {
+        socket = try RawSocket(tcpPort: port)
+    }
+
+    /// Sends a request and reads its whole answer (`Content-Length` framed); the connection stays
+    /// open. Status 0 if the daemon closed the connection instead of answering.
+    func request(
+        _ method: String, _ target: String, token: String?, body: String? = nil, headers: [(String, String)] = []
+    ) async -> (status: Int, body: String) {
+        await request(method, target, token: token, data: body.map { Data($0.utf8) }, headers: headers)
+    }
+
+    /// ``request(_:_:token:body:headers:)`` with a body of any bytes.
+    func request(
+        _ method: String, _ target: String, token: String?, data body: Data?, headers: [(String, String)] = []
+    ) async -> (status: Int, body: String) {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        socket.send(Data((head + "\r\n").utf8) + (body ?? Data()))
+        return await readAnswer()
+    }
+
+    private func readAnswer() async -> (status: Int, body: String) {
+        let separator = Data("\r\n\r\n".utf8)
+        while pending.range(of: separator) == nil {
+            guard case .data(let data) = await socket.receive() else { return (0, "") }
+            pending.append(data)
+        }
+        let headEnd = pending.range(of: separator)!
+        let head = String(decoding: pending[..<headEnd.lowerBound], as: UTF8.self)
+        let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let length = head.split(separator: "\r\n").compactMap { line -> Int? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+            return Int(parts[1].trimmingCharacters(in: .whitespaces))
+        }.first ?? 0
+        var rest = Data(pending[headEnd.upperBound...])
+        while rest.count < length {
+            guard case .data(let data) = await socket.receive() else { break }
+            rest.append(data)
+        }
+        pending = rest.count > length ? Data(rest[length...]) : Data()
+        return (status, String(decoding: rest.prefix(length), as: UTF8.self))
+    }
+}
