@@ -5,8 +5,8 @@ import Foundation
 import PrefsSocket
 import PrefsClientCore
 
-/// A blocking keep-alive HTTP/1.1 connection to the daemon's socket: the leanest possible
-/// client, so the benchmark measures the daemon rather than the client.
+/// A blocking keep-alive HTTP/1.1 connection to the daemon's socket (or its TCP listener): the
+/// leanest possible client, so the benchmark measures the daemon rather than the client.
 final class BenchConnection {
     private let descriptor: Int32
     private var buffer = [UInt8](repeating: 0, count: 65536)
@@ -14,6 +14,24 @@ final class BenchConnection {
 
     init(socketPath: String, receiveBuffer: Int32? = nil) throws {
         descriptor = try connectUnixSocket(socketPath, receiveBuffer: receiveBuffer)
+    }
+
+    /// A connection to the daemon's TCP listener at 127.0.0.1:`port`.
+    init(tcpPort port: UInt16) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw BenchError("cannot connect to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
+        }
+        var noDelay: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
     }
 
     deinit { close(descriptor) }
@@ -145,6 +163,23 @@ func connectUnixSocket(_ path: String, receiveBuffer: Int32? = nil) throws -> In
     } catch {
         throw BenchError("cannot connect to \(path): \(String(cString: strerror(error.code)))")
     }
+}
+
+/// A loopback TCP port nothing listens on right now.
+func freeTCPPort() -> UInt16 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length)
+            return getsockname(descriptor, $0, &length)
+        }
+    }
+    return UInt16(bigEndian: address.sin_port)
 }
 
 struct BenchError: Error, CustomStringConvertible {

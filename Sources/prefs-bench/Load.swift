@@ -91,14 +91,23 @@ enum Load {
         }
     }
 
-    /// Reads per second of one key over `connections` keep-alive connections.
+    /// Reads per second of one key over `connections` keep-alive connections to the daemon's
+    /// socket.
     static func getsPerSecond(_ daemon: BenchDaemon, connections: Int, requestsPerConnection: Int) throws -> Double {
         let socket = daemon.socketPath
-        return try rate(connections: connections, requests: requestsPerConnection, open: { try BenchConnection(socketPath: socket) }) {
-            connection, _ in
-            guard try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice") == 200 else {
-                throw BenchError("GET failed")
-            }
+        return try getsPerSecond(connections: connections, requestsPerConnection: requestsPerConnection) {
+            try BenchConnection(socketPath: socket)
+        }
+    }
+
+    /// Reads per second of one key over `connections` keep-alive connections from `open`, each
+    /// request with the header lines `headers`.
+    static func getsPerSecond(
+        connections: Int, requestsPerConnection: Int, headers: [String] = [], open: @escaping @Sendable () throws -> BenchConnection
+    ) throws -> Double {
+        try rate(connections: connections, requests: requestsPerConnection, open: open) { connection, _ in
+            let status = try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice", headers: headers)
+            guard status == 200 else { throw BenchError("GET answered \(status)") }
         }
     }
 

@@ -22,7 +22,7 @@ let watcherCount = Int(option("--watchers") ?? "") ?? 10_000
 let writes = quick ? 500 : 2000
 /// `--postgres postgresql://USER@HOST:PORT/postgres`: the server the PostgreSQL section uses.
 let postgresServer = option("--postgres")
-/// `--only writes|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
+/// `--only writes|tokens|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
@@ -294,6 +294,39 @@ do {
         } else {
             table.skip("PostgreSQL rows", because: "not measured: PostgreSQL is not installed (apt-get install postgresql)")
         }
+    }
+
+    // MARK: Named tokens: GET/s over TCP with a named token against the file token, in turns
+    // (medians): a named token is found in memory, never by a database round trip.
+
+    if section("tokens") {
+        let folder = URL(fileURLWithPath: "/tmp/prefs-bench-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let tokenFile = folder.appending(path: "token").path
+        try "bench-file-token".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        let port = freeTCPPort()
+        let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
+        let connection = try daemon.connection()
+        try connection.request("PUT", "/v1/prefs/bench.read", body: "42")
+        let created = try connection.requestBody("POST", "/v1/tokens", body: #"{"name":"bench","role":"reader"}"#)
+        guard let start = created.range(of: #""secret":""#), let end = created[start.upperBound...].firstIndex(of: "\"") else {
+            throw BenchError("no token was created: \(created)")
+        }
+        let secret = String(created[start.upperBound..<end])
+        usleep(500_000)
+        let requests = quick ? 500 : 3000
+        let gets = try Load.interleavedMedians(
+            rounds: quick ? 1 : 3,
+            ["bench-file-token", secret].map { token in
+                {
+                    try Load.getsPerSecond(connections: 16, requestsPerConnection: requests, headers: ["Authorization: Bearer \(token)"]) {
+                        try BenchConnection(tcpPort: port)
+                    }
+                }
+            })
+        table.add("TCP GET/s with a named token, 16 connections", gets[1], baseline: ("file token GET/s", gets[0]), target: "≥ 0.95×")
+        daemon.stop()
     }
 
     // MARK: In-process reads: embedded store, wrapper, context

@@ -41,12 +41,14 @@ import Testing
         "GET /v1/threads/{thread}",
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
+        "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
     ]
 
     /// The statuses the server can answer with: 200, 201 for creations, and
-    /// PrefsError.Code.httpStatus less 401/403, which only a TCP listener with a token could
-    /// give, and 500, which is a bug.
-    static let possibleStatuses: Set<Int> = [200, 201, 400, 404, 409, 410, 412, 413, 422, 429, 503, 507]
+    /// PrefsError.Code.httpStatus less 500, which is a bug. (401 and 403 only the TCP listener
+    /// gives, to a request without an accepted token or beyond its token's role or scope: this
+    /// test talks to the socket, whose owner may do everything; TokenAccessTests sends them.)
+    static let possibleStatuses: Set<Int> = [200, 201, 400, 401, 403, 404, 409, 410, 412, 413, 422, 429, 503, 507]
 
     /// A draft id no draft has.
     static let unknownID = "00000000-0000-0000-0000-000000000000"
@@ -265,7 +267,18 @@ import Testing
         let draftRecord = ChangeRecord(
             revision: 10, time: Date(), kind: .attachmentAdded, draft: draftID.uuidString, attachment: attachment.id.uuidString,
             account: "alice", thread: "t1", author: ChangeAuthor(name: "token:default"))
-        try checkEvery([record, draftRecord], as: "ChangeRecord")
+        let tokenRecord = ChangeRecord(
+            revision: 11, time: Date(), kind: .tokenCreated, scope: "/accounts", value: ["name": "ci", "role": "reader"],
+            author: ChangeAuthor(name: "alice"))
+        try checkEvery([record, draftRecord, tokenRecord], as: "ChangeRecord")
+        // Named tokens.
+        let token = AccessToken(
+            name: "ci", role: .writer, scope: "/accounts", created: Date(), createdBy: "alice", lastUsed: Date())
+        try checkEvery([token, AccessToken(name: "x", role: .admin, scope: "/", created: Date(), createdBy: "token:default")], as: "AccessToken")
+        try checkEvery([CreatedAccessToken(token: token, secret: "prefsd_" + String(repeating: "A", count: 43), revision: 3)], as: "CreatedAccessToken")
+        try checkEvery([TokenRequest(name: "ci", role: .reader, scope: "/accounts")], as: "TokenRequest")
+        let roles = Set(document.schemas["AccessRole"]?.values ?? [])
+        #expect(roles == Set(AccessRole.allCases.map(\.rawValue)), "AccessRole: \(roles.sorted())")
         let query = ChangeQuery(
             prefix: "ui.", scope: "/a", author: "alice", since: .revision(4), until: .time(Date()), limit: 5, order: .oldestFirst)
         try checkEvery([query], as: "ChangeQuery")
@@ -678,7 +691,14 @@ extension OpenAPIContractTests {
         "PreferenceHistory": { _ = try wireDecoder().decode(PreferenceHistory.self, from: $0) },
         "ChangePage": { _ = try wireDecoder().decode(ChangePage.self, from: $0) },
         "PreferenceDiff": { _ = try wireDecoder().decode(PreferenceDiff.self, from: $0) },
+        "CreatedAccessToken": { _ = try wireDecoder().decode(CreatedAccessToken.self, from: $0) },
+        "TokenList": { _ = try wireDecoder().decode(TokenListAnswer.self, from: $0) },
     ]
+
+    /// `TokenList`, which has no public Swift type.
+    struct TokenListAnswer: Decodable {
+        var tokens: [AccessToken]
+    }
 
     /// `DraftList` and `ThreadAnswer`, which have no public Swift type.
     struct DraftListAnswer: Decodable {
@@ -777,6 +797,22 @@ extension OpenAPIContractTests {
             Probe(
                 "POST", "/v1/prefs:revert", body: #"{"key": "filler.key", "scope": "/", "toRevision": -1}"#,
                 expect: 400, code: "invalid_request", "a negative revision"),
+
+            Probe(
+                "POST", "/v1/tokens", body: #"{"name": "contract", "role": "writer", "scope": "/accounts"}"#, expect: 201,
+                "a token",
+                check: { body in #expect(decode(CreatedAccessToken.self, body)?.secret.hasPrefix("prefsd_") == true) }),
+            Probe(
+                "POST", "/v1/tokens", body: #"{"name": "contract", "role": "reader"}"#, expect: 409, code: "conflict",
+                "a name taken"),
+            Probe(
+                "POST", "/v1/tokens", body: #"{"name": "default", "role": "reader"}"#, expect: 400, code: "invalid_request",
+                "the file token's name"),
+            Probe(
+                "GET", "/v1/tokens", expect: 200, "every token",
+                check: { body in #expect(decode(TokenListAnswer.self, body)?.tokens.map(\.name) == ["contract"]) }),
+            Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 200, "revoke"),
+            Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 404, code: "not_found", "no such token"),
 
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], body: "7", expect: 200, "set"),
             // The set above is the newest change, so the store's revision is the key's there.
@@ -1103,6 +1139,7 @@ extension OpenAPIContractTests {
         case ("header", "Last-Event-ID"): .refused(value: "x", code: "invalid_request")
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
+        case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
             ("header", "User-Agent"):
             .freeText
