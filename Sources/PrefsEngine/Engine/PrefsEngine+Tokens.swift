@@ -1,22 +1,34 @@
+import Foundation
 import Logging
 import PrefsKit
+import Synchronization
 
 /// Named tokens (``TokensService``): created and revoked through the group commit like every
 /// change, so that the change log carries them to every host; checked from memory
 /// (``AccessTokens``).
 extension PrefsEngine {
-    /// Creates a token. Its creation is not replayed under an `Idempotency-Key`: its answer holds
-    /// the secret, which is stored nowhere, so a repeat finds the name taken (`conflict`) rather
-    /// than a stored answer.
+    /// Creates a token. Under an `Idempotency-Key` it is created once, like any write; but its
+    /// answer holds the secret, which is stored nowhere, so a repeat of a creation that committed
+    /// (its answer lost) is refused with `conflict`, saying so, rather than answered without the
+    /// secret.
     public func createToken(named name: String, role: AccessRole, scope: ScopePath) async throws -> CreatedAccessToken {
         try AccessToken.checkName(name)
         let (secret, digest) = AccessTokens.newSecret()
-        let request = StoredToken(
-            name: name, role: role, scope: scope, secretSHA256: digest.hex, createdAt: 0, createdBy: configuration.author.name)
-        let (token, revision) = try await IdempotentRequest.$current.withValue(nil) {
-            try await write { batch in try batch.createToken(request) }
+        let token = StoredToken(
+            name: name, role: role, scope: scope, secretSHA256: digest.hex, createdAt: Date().timeIntervalSince1970,
+            createdBy: origin(ChangeOrigin.current).author?.name ?? configuration.author.name)
+        let run = RunMark()
+        let result = try await write { batch in
+            run.ran.store(true, ordering: .relaxed)
+            return WriteResult(revision: try batch.createToken(token))
         }
-        return CreatedAccessToken(token: token.description, secret: secret, revision: revision)
+        guard run.ran.load(ordering: .relaxed) else {
+            throw PrefsError(
+                .conflict,
+                "This request already created token '\(name)' at revision \(result.revision), and its secret was in that answer only, which was lost. Revoke the token (prefsctl token revoke \(name)) and create it again."
+            )
+        }
+        return CreatedAccessToken(token: token.description, secret: secret, revision: result.revision)
     }
 
     public func tokens() async throws -> [AccessToken] {
@@ -59,4 +71,10 @@ extension PrefsEngine {
             }
         }
     }
+}
+
+/// Whether a write's work ran for this request, rather than the outcome stored under its
+/// `Idempotency-Key` being given again.
+private final class RunMark: Sendable {
+    let ran = Atomic<Bool>(false)
 }

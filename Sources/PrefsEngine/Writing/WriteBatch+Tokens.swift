@@ -9,20 +9,16 @@ extension WriteBatch {
         return tokens.token(named: name)
     }
 
-    /// Creates `token` (its `createdBy` and `createdAt` are filled in here); `conflict` if its
-    /// name is taken. Returns the change's revision.
-    func createToken(_ token: StoredToken) throws -> (StoredToken, Revision) {
+    /// Creates `token`; `conflict` if its name is taken. Returns the change's revision.
+    func createToken(_ token: StoredToken) throws -> Revision {
         guard self.token(named: token.name) == nil else {
             throw PrefsError(
                 .conflict, "A token named '\(token.name)' exists; revoke it first (prefsctl token revoke \(token.name)), or choose another name.")
         }
-        var token = token
-        token.createdBy = origin.author.map(\.name) ?? token.createdBy
-        token.createdAt = time
         let revision = try recordEvent(ChangeEvent(revision: 0, kind: .tokenCreated, scope: token.scope, value: token.loggedValue))
         try connection.insertToken(token)
         tokensChanged[token.name] = token
-        return (token, revision)
+        return revision
     }
 
     /// Revokes the token named `name`; `not_found` if there is none. Returns the change's
