@@ -18,20 +18,11 @@ final class BenchConnection {
 
     /// A connection to the daemon's TCP listener at 127.0.0.1:`port`.
     init(tcpPort port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do {
+            descriptor = try LoopbackTCP.descriptor(connectedTo: port)
+        } catch {
+            throw BenchError("cannot connect to 127.0.0.1:\(port): \(String(cString: strerror(error.code)))")
         }
-        guard connected == 0 else {
-            close(descriptor)
-            throw BenchError("cannot connect to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
-        }
-        var noDelay: Int32 = 1
-        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
     }
 
     deinit { close(descriptor) }
@@ -163,23 +154,6 @@ func connectUnixSocket(_ path: String, receiveBuffer: Int32? = nil) throws -> In
     } catch {
         throw BenchError("cannot connect to \(path): \(String(cString: strerror(error.code)))")
     }
-}
-
-/// A loopback TCP port nothing listens on right now.
-func freeTCPPort() -> UInt16 {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(descriptor, $0, length)
-            return getsockname(descriptor, $0, &length)
-        }
-    }
-    return UInt16(bigEndian: address.sin_port)
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -9,6 +9,7 @@ import Glibc
 import Foundation
 import GRDB
 import PrefsStore
+import PrefsSocket
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? {
@@ -305,7 +306,7 @@ do {
         let tokenFile = folder.appending(path: "token").path
         try "bench-file-token".write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
-        let port = freeTCPPort()
+        let port = LoopbackTCP.freePort()
         let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
         let connection = try daemon.connection()
         try connection.request("PUT", "/v1/prefs/bench.read", body: "42")

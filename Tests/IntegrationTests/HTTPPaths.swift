@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import PrefsKit
+import PrefsSocket
 import TestHarness
 import Testing
 
@@ -33,7 +34,7 @@ final class ListeningDaemon {
         let tokenFile = folder.appending(path: "token").path
         try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
-        port = TCPListenerTests.freePort()
+        port = LoopbackTCP.freePort()
         daemon = try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
         // The TCP listener may start a moment after the socket.
         try await waitUntil("the TCP listener accepts") { (try? RawSocket(tcpPort: port)) != nil }

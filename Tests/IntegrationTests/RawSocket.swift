@@ -19,21 +19,13 @@ final class RawSocket: Sendable {
 
     /// A TCP connection to 127.0.0.1:`port`.
     init(tcpPort port: UInt16) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        Self.setReceiveTimeout(descriptor)
         // A small receive buffer, as on the Unix socket: the daemon feels a slow reader quickly.
-        var size: Int32 = 4096
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do {
+            descriptor = try LoopbackTCP.descriptor(connectedTo: port, receiveBuffer: 4096)
+        } catch {
+            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .ECONNREFUSED)
         }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        Self.setReceiveTimeout(descriptor)
     }
 
     /// A receive timeout (10 s unless told), so a test never hangs on a silent daemon.

@@ -3,29 +3,13 @@ import Glibc
 #endif
 import Foundation
 import PrefsKit
+import PrefsSocket
 import TestHarness
 import Testing
 
 /// `prefsd --listen`: the API on loopback TCP, for bearers of a token only (the file token here;
 /// named tokens: ``TokenAccessTests``).
 @Suite struct TCPListenerTests {
-    /// A port nothing listens on right now.
-    static func freePort() -> UInt16 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length)
-                return getsockname(descriptor, $0, &length)
-            }
-        }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
     /// One request over TCP; the whole answer (the connection is closed after it).
     static func request(_ port: UInt16, _ target: String, authorization: String?) async throws -> String {
         let socket = try RawSocket(tcpPort: port)
@@ -43,7 +27,7 @@ import Testing
         let tokenFile = folder.appending(path: "token").path
         try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
-        let port = freePort()
+        let port = LoopbackTCP.freePort()
         let arguments = ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments
         return (try await Daemon(arguments: arguments, folder: folder, postgresURL: postgresURL), port)
     }
@@ -81,11 +65,11 @@ import Testing
                  "--listen", listen, "--token-file", tokenFile] + extra)
         }
         chmod(tokenFile, 0o644)
-        let readable = try await start("127.0.0.1:\(Self.freePort())")
+        let readable = try await start("127.0.0.1:\(LoopbackTCP.freePort())")
         #expect(readable.status == 1)
         #expect(readable.stderr.contains("chmod 600"))
         chmod(tokenFile, 0o600)
-        let exposed = try await start("0.0.0.0:\(Self.freePort())")
+        let exposed = try await start("0.0.0.0:\(LoopbackTCP.freePort())")
         #expect(exposed.status == 1)
         #expect(exposed.stderr.contains("not a loopback address"))
         #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "p.sqlite").path))
