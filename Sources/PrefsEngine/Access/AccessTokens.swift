@@ -19,15 +19,16 @@ final class AccessTokens: Sendable {
     private struct Entry {
         var token: StoredToken
         var grant: AccessGrant
-        var digest: SecretDigest
         /// When a request last carried it here, in whole seconds since 1970; nil if none has
         /// since it was last written to the storage.
         var usedAt: Int64?
     }
 
+    /// The tokens by their secrets' digests (what a request is checked against: one lookup), and
+    /// the digests by name.
     private struct State {
-        var names: [SecretDigest: String] = [:]
-        var entries: [String: Entry] = [:]
+        var entries: [SecretDigest: Entry] = [:]
+        var digests: [String: SecretDigest] = [:]
     }
 
     private let state = Mutex(State())
@@ -52,22 +53,20 @@ final class AccessTokens: Sendable {
 
     /// The grant of the token whose secret is `secret`, noting that it was used; nil if no token
     /// has it.
-    func grant(forSecret secret: some Collection<UInt8>) -> AccessGrant? {
+    func grant(forSecret secret: [UInt8]) -> AccessGrant? {
         let digest = SecretDigest(of: secret)
         let now = Int64(time(nil))
         return state.withLock { state in
-            guard let name = state.names[digest], var entry = state.entries[name] else { return nil }
-            if entry.usedAt != now {
-                entry.usedAt = now
-                state.entries[name] = entry
-            }
-            return entry.grant
+            // Through the index, the entry is read and marked in place, never copied.
+            guard let index = state.entries.index(forKey: digest) else { return nil }
+            if state.entries.values[index].usedAt != now { state.entries.values[index].usedAt = now }
+            return state.entries.values[index].grant
         }
     }
 
     /// The token named `name`, if there is one.
     func token(named name: String) -> StoredToken? {
-        state.withLock { $0.entries[name]?.token }
+        state.withLock { state in state.digests[name].flatMap { state.entries[$0]?.token } }
     }
 
     /// Every token, with when each was last used here if that is newer than the storage says.
@@ -86,12 +85,11 @@ final class AccessTokens: Sendable {
     func takeUses() -> [String: Double] {
         state.withLock { state in
             var uses: [String: Double] = [:]
-            for (name, var entry) in state.entries {
-                guard let usedAt = entry.usedAt else { continue }
-                uses[name] = Double(usedAt)
-                entry.token.lastUsedAt = max(entry.token.lastUsedAt ?? 0, Double(usedAt))
-                entry.usedAt = nil
-                state.entries[name] = entry
+            for index in state.entries.indices {
+                guard let usedAt = state.entries.values[index].usedAt else { continue }
+                uses[state.entries.values[index].token.name] = Double(usedAt)
+                state.entries.values[index].token.lastUsedAt = max(state.entries.values[index].token.lastUsedAt ?? 0, Double(usedAt))
+                state.entries.values[index].usedAt = nil
             }
             return uses
         }
@@ -107,8 +105,8 @@ final class AccessTokens: Sendable {
         case .tokenRevoked:
             guard case .object(let fields)? = event.value, case .string(let name)? = fields["name"] else { return nil }
             state.withLock { state in
-                guard let entry = state.entries.removeValue(forKey: name) else { return }
-                state.names[entry.digest] = nil
+                guard let digest = state.digests.removeValue(forKey: name) else { return }
+                state.entries[digest] = nil
             }
             return name
         default:
@@ -119,10 +117,9 @@ final class AccessTokens: Sendable {
     private func add(_ token: StoredToken) {
         guard let digest = SecretDigest(hex: token.secretSHA256) else { return }
         state.withLock { state in
-            if let replaced = state.entries[token.name] { state.names[replaced.digest] = nil }
-            state.entries[token.name] = Entry(
-                token: token, grant: AccessGrant(token: token.name, role: token.role, scope: token.scope), digest: digest)
-            state.names[digest] = token.name
+            if let replaced = state.digests[token.name] { state.entries[replaced] = nil }
+            state.entries[digest] = Entry(token: token, grant: AccessGrant(token: token.name, role: token.role, scope: token.scope))
+            state.digests[token.name] = digest
         }
     }
 }

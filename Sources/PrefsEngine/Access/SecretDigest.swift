@@ -7,9 +7,13 @@ import PrefsKit
 struct SecretDigest: Hashable, Sendable {
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
-    /// The digest of `secret`.
-    init(of secret: some Collection<UInt8>) {
-        self.init(bytes: Array(SHA256.hash(data: Array(secret))))!
+    /// The digest of `secret`, read straight from the hash's bytes (big-endian words, as
+    /// ``init(hex:)`` reads them): a request's token is hashed without copying it or the digest.
+    init(of secret: [UInt8]) {
+        words = SHA256.hash(data: secret).withUnsafeBytes { bytes in
+            func word(_ offset: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+            return (word(0), word(8), word(16), word(24))
+        }
     }
 
     /// The digest written as 64 lowercase hex digits; nil if it is not one.
