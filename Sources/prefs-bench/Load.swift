@@ -105,9 +105,20 @@ enum Load {
     static func getsPerSecond(
         connections: Int, requestsPerConnection: Int, headers: [String] = [], open: @escaping @Sendable () throws -> BenchConnection
     ) throws -> Double {
+        try requestsPerSecond(
+            "GET", "/v1/prefs/bench.read?scope=/accounts/alice", connections: connections, requestsPerConnection: requestsPerConnection,
+            headers: headers, open: open)
+    }
+
+    /// Requests per second of `method` `target` (with `body`, and the header lines `headers`),
+    /// each answered 200, over `connections` keep-alive connections from `open`.
+    static func requestsPerSecond(
+        _ method: String, _ target: String, body: String? = nil, connections: Int, requestsPerConnection: Int,
+        headers: [String] = [], open: @escaping @Sendable () throws -> BenchConnection
+    ) throws -> Double {
         try rate(connections: connections, requests: requestsPerConnection, open: open) { connection, _ in
-            let status = try connection.request("GET", "/v1/prefs/bench.read?scope=/accounts/alice", headers: headers)
-            guard status == 200 else { throw BenchError("GET answered \(status)") }
+            let status = try connection.request(method, target, body: body, headers: headers)
+            guard status == 200 else { throw BenchError("\(method) \(target) answered \(status)") }
         }
     }
 

@@ -23,7 +23,7 @@ let watcherCount = Int(option("--watchers") ?? "") ?? 10_000
 let writes = quick ? 500 : 2000
 /// `--postgres postgresql://USER@HOST:PORT/postgres`: the server the PostgreSQL section uses.
 let postgresServer = option("--postgres")
-/// `--only writes|tokens|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
+/// `--only writes|tokens|ofrep|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
@@ -327,6 +327,28 @@ do {
                 }
             })
         table.add("TCP GET/s with a named token, 16 connections", gets[1], baseline: ("file token GET/s", gets[0]), target: "≥ 0.95×")
+        daemon.stop()
+    }
+
+    // MARK: OFREP: one flag's evaluation against a GET of the same key at the same scope, on
+    // the socket, 16 connections, in turns (medians).
+
+    if section("ofrep") {
+        let daemon = try BenchDaemon(prefsd: prefsd)
+        try daemon.connection().request("PUT", "/v1/prefs/bench.read?scope=/accounts", body: "42")
+        usleep(500_000)
+        let socket = daemon.socketPath
+        let requests = quick ? 500 : 3000
+        let rates = try Load.interleavedMedians(rounds: quick ? 1 : 3, [
+            { try Load.getsPerSecond(daemon, connections: 16, requestsPerConnection: requests) },
+            {
+                try Load.requestsPerSecond(
+                    "POST", "/ofrep/v1/evaluate/flags/bench.read", body: #"{"context":{"scope":"/accounts/alice"}}"#, connections: 16,
+                    requestsPerConnection: requests
+                ) { try BenchConnection(socketPath: socket) }
+            },
+        ])
+        table.add("OFREP evaluations/s, 16 connections", rates[1], baseline: ("GET /v1/prefs/{key}/s", rates[0]), target: "≥ 0.8×")
         daemon.stop()
     }
 

@@ -109,6 +109,15 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Option(help: "Seconds between progress events on quiet watch streams.")
     var progressInterval = 15.0
 
+    @Option(
+        help: ArgumentHelp(
+            "How OFREP's evaluation contexts become scopes: segments and {attributes}, e.g. /tenants/{tenant}/users/{targetingKey}; {scope}, last, takes the context's scope as a path.",
+            valueName: "template"))
+    var ofrepScope = "{scope}"
+
+    @Option(help: ArgumentHelp("The keys an OFREP bulk evaluation answers: those starting with this (default: every key).", valueName: "prefix"))
+    var ofrepPrefix: String?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -118,6 +127,11 @@ struct PrefsDaemon: AsyncParsableCommand {
             throw ValidationError("--retain-for takes a span such as 3600s, 90m, 12h, 90d or 2w, not '\(retainFor)'.")
         }
         guard maxValueBytes >= 16 else { throw ValidationError("--max-value-bytes must be at least 16.") }
+        do {
+            _ = try ScopeTemplate(ofrepScope)
+        } catch let error as PrefsError {
+            throw ValidationError("--ofrep-scope: \(error.message)")
+        }
         guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
         guard maxWatches >= 1 else { throw ValidationError("--max-watches must be at least 1.") }
         guard maxBatchOperations >= 1 else { throw ValidationError("--max-batch-operations must be at least 1.") }
@@ -183,7 +197,8 @@ struct PrefsDaemon: AsyncParsableCommand {
         }
         let server = try PrefsHTTPServer(
             engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
-            limits: ServerLimits(maximumValueBytes: maxValueBytes), metrics: metrics, logger: logger,
+            limits: ServerLimits(maximumValueBytes: maxValueBytes),
+            ofrep: OFREPSettings(scopeTemplate: try ScopeTemplate(ofrepScope), prefix: ofrepPrefix), metrics: metrics, logger: logger,
             onReady: {
                 StartupPages.release()
                 // Counted once serving: counting walks every key, which need not delay it.

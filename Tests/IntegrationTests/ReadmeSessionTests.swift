@@ -1,12 +1,16 @@
 import Foundation
+import PrefsSocket
 import TestHarness
 import Testing
 
 /// README's shell sessions, run as written: every ```sh block whose lines start with `$ ` is a
 /// session, run in one `bash` — so that `D=$(prefsctl …)` carries on to the commands after it —
 /// in a temp folder of its own, against a fresh daemon. `prefsctl` is the built one (first on
-/// `PATH`, the daemon's socket in `PREFSD_SOCKET`), and a ```json block whose info string names
-/// a file (```json schema.json) is written to that file in the folder first.
+/// `PATH`, the daemon's socket in `PREFSD_SOCKET`), and a ```json or ```python block whose info
+/// string names a file (```json schema.json) is written to that file in the folder first. The
+/// daemon also serves OFREP on a loopback TCP port (`PREFSD_URL`), with README's template; a
+/// session that runs `python3` runs the Python of the OpenFeature SDK's virtual environment
+/// (`PREFSD_TEST_OPENFEATURE_PYTHON`, which `.ci/run` makes; elsewhere such a session is left out).
 ///
 /// Each command must print exactly the lines README shows under it (stdout and stderr
 /// together), and exit with the status its comment names (`# … exit 4 …`), else 0. Only what a
@@ -72,7 +76,7 @@ import Testing
     /// The files the sessions use: name → content.
     static func files() throws -> [String: String] {
         var files: [String: String] = [:]
-        for block in try blocks() where block.info.count == 2 && block.info[0] == "json" {
+        for block in try blocks() where block.info.count == 2 && ["json", "python"].contains(block.info[0]) {
             files[String(block.info[1])] = block.lines.joined(separator: "\n") + "\n"
         }
         return files
@@ -108,14 +112,15 @@ import Testing
 
     /// Runs `steps` in one bash, in `folder`, against `daemon`; returns each step's output
     /// (stdout and stderr together) and status.
-    static func run(_ steps: [Step], in folder: URL, against daemon: Daemon) async throws -> [(output: String, status: Int32?)] {
+    static func run(_ steps: [Step], in folder: URL, against daemon: Daemon, url: String) async throws -> [(output: String, status: Int32?)] {
         // After each command, a record separator (0x1E) and its status, to split the output by.
         let script = folder.deletingLastPathComponent().appending(path: "session.sh")
         let lines = ["cd '\(folder.path)' || exit 99", "exec 2>&1"] + steps.map { "\($0.command)\nprintf '\\036%d\\n' $?" }
         try Data(lines.joined(separator: "\n").utf8).write(to: script)
+        let python = OFREPTests.python.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path + ":" } ?? ""
         let environment = ProcessInfo.processInfo.environment.merging([
-            "PATH": CommandResult.binaries.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-            "PREFSD_SOCKET": daemon.socketPath,
+            "PATH": CommandResult.binaries.path + ":" + python + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            "PREFSD_SOCKET": daemon.socketPath, "PREFSD_URL": url,
         ]) { $1 }
         let result = try await CommandResult.runTool("/bin/bash", ["--noprofile", "--norc", script.path], environment: environment)
         // Piece 0 is step 0's output; piece n is step n-1's status line, then step n's output.
@@ -135,14 +140,18 @@ import Testing
     @Test(arguments: try sessions().indices)
     func sessionPrintsWhatReadmeShows(_ index: Int) async throws {
         let steps = try Self.sessions()[index]
-        let daemon = try await Daemon()
+        guard OFREPTests.sdkIsThere || !steps.contains(where: { $0.command.hasPrefix("python3 ") }) else { return }
+        let port = LoopbackTCP.freePort()
+        let daemon = try await Daemon(arguments: [
+            "--listen", "127.0.0.1:\(port)", "--ofrep-scope", "/tenants/{tenant}/users/{targetingKey}",
+        ])
         let folder = daemon.folder.appending(path: "session")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for (name, content) in try Self.files() {
             try Data(content.utf8).write(to: folder.appending(path: name))
         }
         var (readme, actual) = (Normalizer(), Normalizer())
-        for (step, ran) in zip(steps, try await Self.run(steps, in: folder, against: daemon)) {
+        for (step, ran) in zip(steps, try await Self.run(steps, in: folder, against: daemon, url: "http://127.0.0.1:\(port)")) {
             let expected = step.output.map { $0 + "\n" }.joined()
             #expect(actual(ran.output) == readme(expected), "output of: \(step.command)")
             #expect(ran.status == step.status, "exit status of: \(step.command)")

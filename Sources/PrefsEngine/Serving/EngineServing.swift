@@ -37,4 +37,11 @@ package protocol EngineServing: PrefsService {
 
     /// The named token `name`, as this engine has taken it in; nil if there is none.
     func token(named name: String) -> AccessToken?
+
+    /// `key` evaluated as an OpenFeature flag at `scope`; nil when it has no value there and no
+    /// default.
+    func evaluateFlag(_ key: String, at scope: ScopePath) -> FlagEvaluation?
+
+    /// Every key starting with `prefix` (every key, without one) evaluated as a flag at `scope`.
+    func evaluateFlags(prefix: String?, at scope: ScopePath) -> [FlagEvaluation]
 }

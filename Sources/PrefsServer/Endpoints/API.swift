@@ -43,10 +43,11 @@ struct API: Sendable {
     private let recordsAuthors: Bool
 
     /// The API of `engine` within `limits`, counting its requests with `metrics` and answering
-    /// `GET /v1/metrics` from its registry; `access` says what each request may do.
+    /// `GET /v1/metrics` from its registry, and OFREP's flags as `ofrep` says; `access` says what
+    /// each request may do.
     init(
-        engine: any EngineServing, limits: ServerLimits, metrics: PrometheusMetricsFactory, access: ListenerAccess = .owner,
-        peers: ConnectionPeers, logger: Logger
+        engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings = OFREPSettings(), metrics: PrometheusMetricsFactory,
+        access: ListenerAccess = .owner, peers: ConnectionPeers, logger: Logger
     ) {
         self.engine = engine
         self.access = access
@@ -55,7 +56,7 @@ struct API: Sendable {
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
         recordsAuthors = engine.recordsAuthors
-        endpoints = Endpoints.all(engine: engine, limits: limits, registry: metrics.registry).enumerated().map { index, endpoint in
+        endpoints = Endpoints.all(engine: engine, limits: limits, ofrep: ofrep, registry: metrics.registry).enumerated().map { index, endpoint in
             var endpoint = endpoint
             endpoint.index = index
             return endpoint

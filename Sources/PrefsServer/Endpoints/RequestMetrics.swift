@@ -12,7 +12,7 @@ import Synchronization
 /// allocates nothing, and takes one short lock besides the handles' own atomics.
 final class RequestMetrics: Sendable {
     /// The statuses the API answers with, each with its slot; any other is counted as `other`.
-    private static let statuses = [200, 201, 400, 401, 403, 404, 405, 409, 410, 412, 413, 422, 429, 500, 503, 507]
+    private static let statuses = [200, 201, 304, 400, 401, 403, 404, 405, 409, 410, 412, 413, 422, 429, 500, 503, 507]
 
     /// One endpoint × status pair's handles.
     private struct Handles: Sendable {

@@ -37,18 +37,20 @@ package struct PrefsHTTPServer: Sendable {
     /// With a `listener`, the API is also served on that loopback TCP address, where every
     /// request must carry a bearer token: the listener's file token, or a named token's secret.
     ///
-    /// Requests are counted with `metrics`, and `GET /v1/metrics` answers what its registry
-    /// holds: give the engine the same factory (``PrefsMetrics``) for one scrape to show both.
+    /// OFREP's endpoints read flags as `ofrep` says. Requests are counted with `metrics`, and
+    /// `GET /v1/metrics` answers what its registry holds: give the engine the same factory
+    /// (``PrefsMetrics``) for one scrape to show both.
     package init<Storage: PrefsStorage>(
         engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
-        limits: ServerLimits = ServerLimits(), metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
+        limits: ServerLimits = ServerLimits(), ofrep: OFREPSettings = OFREPSettings(),
+        metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
         logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
         try SocketFolder.prepare(socketPath, privateFolder: privateFolder)
         let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
         let peers = ConnectionPeers()
-        let api = API(engine: engine, limits: limits, metrics: metrics, peers: peers, logger: logger)
+        let api = API(engine: engine, limits: limits, ofrep: ofrep, metrics: metrics, peers: peers, logger: logger)
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
