@@ -42,13 +42,14 @@ import Testing
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
         "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
+        "POST /ofrep/v1/evaluate/flags/{key}", "POST /ofrep/v1/evaluate/flags", "GET /ofrep/v1/configuration",
     ]
 
     /// The statuses the server can answer with: 200, 201 for creations, and
-    /// PrefsError.Code.httpStatus less 500, which is a bug. (401 and 403 only the TCP listener
+    /// PrefsError.Code.httpStatus less 500, which is a bug; 304 for OFREP's `If-None-Match`. (401 and 403 only the TCP listener
     /// gives, to a request without an accepted token or beyond its token's role or scope: this
     /// test talks to the socket, whose owner may do everything; TokenAccessTests sends them.)
-    static let possibleStatuses: Set<Int> = [200, 201, 400, 401, 403, 404, 409, 410, 412, 413, 422, 429, 503, 507]
+    static let possibleStatuses: Set<Int> = [200, 201, 304, 400, 401, 403, 404, 409, 410, 412, 413, 422, 429, 503, 507]
 
     /// A draft id no draft has.
     static let unknownID = "00000000-0000-0000-0000-000000000000"
@@ -118,7 +119,10 @@ import Testing
             if operation.hasBody { #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413") }
             if operation.method != "GET" {
                 #expect(operation.statuses.contains(503), "\(name) writes but documents no 503 (shutting down)")
-                #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
+                // OFREP's POSTs are evaluations: reads.
+                if !operation.path.hasPrefix("/ofrep/") {
+                    #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
+                }
             }
             if parameters.contains(where: { $0.location == "header" && $0.name == "If-Match" }) {
                 #expect(operation.statuses.contains(412), "\(name) takes If-Match but documents no 412")
@@ -405,6 +409,16 @@ import Testing
                     }
                 }
                 probe.checkAnswer?(answer.body)
+            } else if answer.status == 304 {
+                #expect(answer.body.isEmpty, "\(label): a 304 has no body")
+            } else if probe.path.hasPrefix("/ofrep/"), let schema = operation.jsonSchemas[answer.status] {
+                // OFREP's own errors: `{key?, errorCode, errorDetails}`.
+                let json = try? JSONSerialization.jsonObject(with: answer.body)
+                #expect((json as? [String: Any])?["errorCode"] as? String == probe.expectedCode, "\(label): \(text)")
+                if let json {
+                    let problems = document.problems(in: json, as: schema, at: schema)
+                    #expect(problems.isEmpty, "\(label): \(problems)")
+                }
             } else {
                 let error = try? decoder.decode(ErrorBody.self, from: answer.body)
                 #expect(error != nil, "\(label): the error body is not an ErrorBody: \(text)")
@@ -693,7 +707,38 @@ extension OpenAPIContractTests {
         "PreferenceDiff": { _ = try wireDecoder().decode(PreferenceDiff.self, from: $0) },
         "CreatedAccessToken": { _ = try wireDecoder().decode(CreatedAccessToken.self, from: $0) },
         "TokenList": { _ = try wireDecoder().decode(TokenListAnswer.self, from: $0) },
+        "OFREPEvaluationSuccess": { _ = try wireDecoder().decode(FlagAnswer.self, from: $0) },
+        "OFREPBulkEvaluationSuccess": { _ = try wireDecoder().decode(FlagsAnswer.self, from: $0) },
+        "OFREPConfiguration": { _ = try wireDecoder().decode(OFREPConfigurationAnswer.self, from: $0) },
     ]
+
+    /// OFREP's answers, as an SDK reads them.
+    struct FlagAnswer: Decodable {
+        var key: String
+        var value: JSONValue
+        var reason: String
+        var variant: String
+        var metadata: [String: JSONValue]
+    }
+
+    struct FlagsAnswer: Decodable {
+        var flags: [FlagAnswer]
+    }
+
+    struct OFREPConfigurationAnswer: Decodable {
+        struct Capabilities: Decodable {
+            struct Polling: Decodable {
+                var enabled: Bool
+                var minPollingIntervalMs: Int
+            }
+            struct CacheInvalidation: Decodable { var polling: Polling }
+            struct FlagEvaluation: Decodable { var supportedTypes: [String] }
+            var cacheInvalidation: CacheInvalidation
+            var flagEvaluation: FlagEvaluation
+        }
+        var name: String
+        var capabilities: Capabilities
+    }
 
     /// `TokenList`, which has no public Swift type.
     struct TokenListAnswer: Decodable {
@@ -813,6 +858,31 @@ extension OpenAPIContractTests {
                 check: { body in #expect(decode(TokenListAnswer.self, body)?.tokens.map(\.name) == ["contract"]) }),
             Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 200, "revoke"),
             Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 404, code: "not_found", "no such token"),
+
+            Probe(
+                "POST", "/ofrep/v1/evaluate/flags/{key}", key: "locked.key", body: #"{"context": {"scope": "/a/b"}}"#, expect: 200,
+                "a locked flag",
+                check: { body in
+                    let flag = decode(FlagAnswer.self, body)
+                    #expect(flag?.variant == "lock:/a" && flag?.reason == "TARGETING_MATCH" && flag?.metadata["locked"] == true)
+                }),
+            Probe("POST", "/ofrep/v1/evaluate/flags/{key}", key: "ui.size", expect: 200, "no body: an empty context, the default"),
+            Probe(
+                "POST", "/ofrep/v1/evaluate/flags/{key}", key: "nothing.here", body: "{}", expect: 404, code: "FLAG_NOT_FOUND",
+                "no value, no default"),
+            Probe(
+                "POST", "/ofrep/v1/evaluate/flags/{key}", key: "ui.size", body: #"{"context": 3}"#, expect: 400, code: "PARSE_ERROR",
+                "a context that is not an object"),
+            Probe(
+                "POST", "/ofrep/v1/evaluate/flags/{key}", key: "ui.size", body: #"{"context": {"scope": "nope"}}"#, expect: 400,
+                code: "INVALID_CONTEXT", "a context that names no scope"),
+            Probe(
+                "POST", "/ofrep/v1/evaluate/flags", body: #"{"context": {"scope": "/accounts/alice"}}"#, expect: 200, "every flag",
+                check: { body in #expect(decode(FlagsAnswer.self, body)?.flags.contains { $0.key == "ui.size" && $0.value == 3 } == true) }),
+            Probe("POST", "/ofrep/v1/evaluate/flags", headers: [("If-None-Match", "*")], body: "{}", expect: 304, "If-None-Match: *"),
+            Probe("POST", "/ofrep/v1/evaluate/flags", body: "[1]", expect: 400, code: "PARSE_ERROR", "a body that is not an object"),
+            Probe("GET", "/ofrep/v1/configuration", expect: 200, "the configuration"),
+            Probe("GET", "/ofrep/v1/configuration", headers: [("If-None-Match", "*")], expect: 304, "If-None-Match: *"),
 
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], body: "7", expect: 200, "set"),
             // The set above is the newest change, so the store's revision is the key's there.
@@ -1140,6 +1210,7 @@ extension OpenAPIContractTests {
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
         case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
+        case ("header", "If-None-Match"): .freeText
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
             ("header", "User-Agent"):
             .freeText
@@ -1150,8 +1221,11 @@ extension OpenAPIContractTests {
     /// The malformed variants of `base`, one per checked input of `operation`.
     static func malformed(from base: Probe, operation: OpenAPIDocument.Operation, document: OpenAPIDocument) -> [Probe] {
         var probes: [Probe] = []
+        let ofrep = operation.path.hasPrefix("/ofrep/")
         for reference in operation.parameterRefs {
             guard let parameter = document.parameters[reference] else { continue }
+            // No text is a bad flag key: one no flag has is 404 FLAG_NOT_FOUND, probed below.
+            if ofrep && parameter.location == "path" { continue }
             let (location, name) = (parameter.location, parameter.name)
             switch parameterProbe(for: parameter) {
             case nil:
@@ -1177,7 +1251,7 @@ extension OpenAPIContractTests {
             }
         }
         if operation.requestMediaTypes.contains("application/json") {
-            var probe = base.malformed("body that is not JSON", code: "invalid_json")
+            var probe = base.malformed("body that is not JSON", code: ofrep ? "PARSE_ERROR" : "invalid_json")
             probe.body = "{bad json"
             probes.append(probe)
         }
