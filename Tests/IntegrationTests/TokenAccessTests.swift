@@ -222,6 +222,9 @@ struct TokenAccessTests {
         #expect(explained.body.contains(#"{"layer":"scope:/accounts/alice","revision":"#))
         #expect(explained.body.contains(#"{"layer":"scope:/"}"#), "the layer above is named, its value left out: \(explained.body)")
         #expect(!explained.body.contains("everyone"))
+        // What the reader was answered is not kept for others: the owner's explanation is whole.
+        let whole = try await daemon.raw("GET", "/v1/prefs/s.k?scope=/accounts/alice/x&explain=1")
+        #expect(whole.body.contains("everyone"), "\(whole.body)")
         let above = await connection.request("GET", "/v1/prefs/s.k?scope=/accounts", token: reader)
         #expect(above.status == 403)
 

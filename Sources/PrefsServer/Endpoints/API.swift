@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import NIOCore
 import PrefsEngine
 import PrefsKit
 import Prometheus
@@ -102,16 +103,18 @@ struct API: Sendable {
     }
 
     /// Finds out what `request` may do, answers it from the memo if it can, else finds its
-    /// endpoint and checks the request's role reaches it.
-    func prepare(_ request: inout EndpointRequest) -> Preparation {
+    /// endpoint and checks the request's role reaches it. A listener that has the request's
+    /// `body` already gives it here, so that a kept answer to a body (an OFREP evaluation) is
+    /// found before routing, as a `GET`'s is.
+    func prepare(_ request: inout EndpointRequest, body: ByteBuffer? = nil) -> Preparation {
         guard let grant = access.grant(of: request, engine: engine) else {
             log(request, requests.unrouted, .unauthorized)
             return .answer(.error(ListenerAccess.unauthorized))
         }
         request.grant = grant
         // A kept answer is the whole answer, as a grant reaching everywhere sees it.
-        if grant.coversEverything, request.method == .get || request.method == .head,
-            let kept = memo.answer(for: request.target, engine: engine)
+        if grant.coversEverything, let key = Self.memoKey(request.method, request.target, body: body),
+            let kept = memo.answer(for: key, engine: engine)
         {
             log(request, kept.endpoint, kept.answer.status)
             return .answer(kept.answer)
@@ -171,6 +174,19 @@ struct API: Sendable {
         }
     }
 
+    /// What the memo keeps a cacheable answer under: a `GET`'s (or `HEAD`'s) target; a `POST`'s
+    /// method, target and body (an OFREP evaluation, whose context is in it). Nil for any other
+    /// method, a `POST` whose body is not at hand, or one too long to be worth keeping.
+    private static func memoKey(_ method: HTTPRequest.Method, _ target: String, body: ByteBuffer?) -> String? {
+        switch method {
+        case .get, .head: return target
+        case .post:
+            guard let body, body.readableBytes <= 1024 else { return nil }
+            return "POST " + target + "\n" + String(buffer: body)
+        default: return nil
+        }
+    }
+
     /// The error of a body over `limit` bytes.
     static func bodyTooLarge(limit: Int) -> PrefsError {
         PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
@@ -199,6 +215,14 @@ struct API: Sendable {
     /// Runs `endpoint` for `request` once the engine has the revision it asks for
     /// (`minRevision`), and words what fails.
     private func run(_ endpoint: Endpoint, for request: EndpointRequest) -> Delivery {
+        // A cacheable answer to a body (an OFREP evaluation) is found once the body is read.
+        if endpoint.cacheable, endpoint.body != .none, request.grant?.coversEverything == true,
+            let key = Self.memoKey(request.method, request.target, body: request.body ?? ByteBuffer()),
+            let kept = memo.answer(for: key, engine: engine)
+        {
+            log(request, kept.endpoint, kept.answer.status)
+            return .answer(kept.answer)
+        }
         let minimum: Revision?
         do {
             minimum = endpoint.waitsForRevision ? try request.integer("minRevision") : nil
@@ -240,8 +264,11 @@ struct API: Sendable {
         }
         switch reply {
         case .now(let answer):
-            if endpoint.cacheable, answer.status == .ok, case .whole = answer.body {
-                memo.keep(answer, of: endpoint.index, for: request.target, at: revision)
+            // Kept only as a grant reaching everywhere sees it: a scoped caller's may leave things out.
+            if endpoint.cacheable, answer.status == .ok, case .whole = answer.body, request.grant?.coversEverything == true,
+                let key = Self.memoKey(request.method, request.target, body: request.body ?? ByteBuffer())
+            {
+                memo.keep(answer, of: endpoint.index, for: key, at: revision)
             }
             log(request, endpoint.index, answer.status)
             return .answer(answer)

@@ -29,7 +29,8 @@ struct Endpoint: Sendable {
     /// so that only a grant at `/` may call it.
     let storeWide: Bool
     /// Whether an answer may be kept and given again to the same request until the next change
-    /// is taken in: a read from memory whose answer depends on nothing but the request's target.
+    /// is taken in: a read from memory whose answer depends on nothing but the request's target
+    /// (and its body, for one that reads a body: an OFREP evaluation's context).
     let cacheable: Bool
     /// Whether a request's `minRevision=R` makes it wait until the engine has taken in revision
     /// `R` (a revision another host of the same database answered): every endpoint but the

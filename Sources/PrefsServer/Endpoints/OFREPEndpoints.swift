@@ -18,7 +18,9 @@ import PrefsKit
 enum OFREPEndpoints {
     static func all(engine: any EngineServing, settings: OFREPSettings, limits: ServerLimits) -> [Endpoint] {
         [
-            Endpoint(.post, "/ofrep/v1/evaluate/flags/{key}", body: .whole(limit: limits.maximumRequestBytes)) { request in
+            // Cacheable: an answer depends on the target and the context alone, until the next change.
+            Endpoint(.post, "/ofrep/v1/evaluate/flags/{key}", body: .whole(limit: limits.maximumRequestBytes), cacheable: true) {
+                request in
                 let key = request.parameters["key"] ?? ""
                 let scope: ScopePath
                 switch try evaluationScope(of: request, settings: settings) {

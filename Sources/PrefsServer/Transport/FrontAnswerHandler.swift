@@ -47,7 +47,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let occupancy: EventLoopOccupancy
     /// What is taken, held and answered; this handler performs what it says.
     private var state: StateMachine
-    /// The last answer written to a `GET` that kept the connection open, to write again as it is.
+    /// The last answer written to a `GET` or `POST` that kept the connection open, to write again
+    /// as it is.
     private var lastWritten: WrittenAnswer?
 
     /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
@@ -150,7 +151,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             var request = EndpointRequest(method: head.method, target: head.target, headers: head.fields)
             request.connection = ObjectIdentifier(context.channel)
             let delivery: Delivery
-            switch api.prepare(&request) {
+            switch api.prepare(&request, body: body ?? ByteBuffer()) {
             case .answer(let answer):
                 delivery = .answer(answer)
             case .endpoint(let endpoint):
@@ -232,7 +233,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// - Returns: Whether the answer is written whole.
     private func deliver(_ delivery: AnswerDelivery, for head: PlainHead, context: ChannelHandlerContext) -> Bool {
         let allocator = context.channel.allocator
-        if case .whole(let body) = delivery.body, head.method == .get, !head.connection.close {
+        if case .whole(let body) = delivery.body, head.method == .get || head.method == .post, !head.connection.close {
             if lastWritten?.answers(delivery, body: body) != true {
                 lastWritten = WrittenAnswer(delivery, body: body, allocator: allocator)
             }

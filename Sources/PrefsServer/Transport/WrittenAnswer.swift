@@ -6,10 +6,11 @@ import Musl
 import HTTPTypes
 import NIOCore
 
-/// The last whole answer a connection wrote to a `GET` that kept the connection open, with its
-/// bytes, kept for the rest of that second: a client that reads the same preference again and
-/// again between changes (the memo hands it the same answer) is sent the same bytes, encoded
-/// once — the `Date` header is the only part that changes, once a second.
+/// The last whole answer a connection wrote to a `GET` or `POST` that kept the connection open,
+/// with its bytes, kept for the rest of that second: a client that reads the same preference (or
+/// evaluates the same flag) again and again between changes (the memo hands it the same answer)
+/// is sent the same bytes, encoded once — the `Date` header is the only part that changes, once a
+/// second.
 struct WrittenAnswer {
     private let status: HTTPResponse.Status
     private let fields: [HTTPField]
@@ -19,8 +20,8 @@ struct WrittenAnswer {
     /// The whole answer as written.
     let bytes: ByteBuffer
 
-    /// `answer` with its whole `body`, encoded (``AnswerEncoding``) for a `GET` on a connection
-    /// that stays open.
+    /// `answer` with its whole `body`, encoded (``AnswerEncoding``) for a `GET` or `POST` on a
+    /// connection that stays open.
     init(_ answer: AnswerDelivery, body: ByteBuffer, allocator: ByteBufferAllocator) {
         status = answer.status
         fields = answer.fields
