@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """OpenFeature's own Python SDK and OFREP provider (PyPI: openfeature-sdk,
 openfeature-provider-ofrep) against a running prefsd: every flag type, defaults, scoped values,
-a lock, an override; reasons, variants and metadata; FLAG_NOT_FOUND, the SDK's type mismatch,
+a lock, an override, a list read as an object; reasons, variants and metadata; FLAG_NOT_FOUND, the SDK's type mismatch,
 INVALID_CONTEXT; bulk evaluation with its ETag and 304; the configuration; and a value changed
 through prefsctl, seen on the next evaluation.
 
@@ -49,6 +49,7 @@ def main():
         "flags.ratio": {"type": "double", "default": 0.5},
         "flags.layout": {"type": "json", "default": {"columns": 2}},
         "flags.kill-switch": {"type": "bool", "default": False},
+        "flags.regions": {"type": "array", "default": ["eu", "us"]},
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
         json.dump(schemas, file)
@@ -84,6 +85,8 @@ def main():
     check("a locked value says so", locked.flag_metadata.get("locked") is True, locked.flag_metadata)
     expect("a float", client.get_float_details("flags.ratio", 0.0, bob), 0.5, "DEFAULT", "default")
     expect("an object", client.get_object_details("flags.layout", {}, bob), {"columns": 2}, "DEFAULT", "default")
+    # A list has no type of its own in OpenFeature: it is read as a structure, an object flag.
+    expect("a list, as an object flag", client.get_object_details("flags.regions", [], bob), ["eu", "us"], "DEFAULT", "default")
     expect("an override", client.get_boolean_details("flags.kill-switch", False, globex), True, "STATIC", "override")
 
     missing = client.get_boolean_details("flags.nothing", False, bob)
