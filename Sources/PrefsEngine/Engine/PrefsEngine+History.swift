@@ -238,7 +238,8 @@ extension PrefsEngine {
         let event = change.event
         return ChangeRecord(
             revision: event.revision, time: Date(timeIntervalSince1970: change.time), kind: event.kind, key: event.key,
-            scope: event.scope, value: event.kind.isTokenChange ? StoredToken.auditValue(of: event.value) : event.value, oldValue: change.oldValue.flatMap { try? JSONValue(parsing: $0) },
+            scope: event.scope, value: event.kind.isTokenChange ? StoredToken.auditValue(of: event.value) : event.value,
+            oldValue: change.oldValue.flatMap { try? JSONValue(parsing: $0) },
             draft: event.draft, attachment: event.attachment, account: event.account, thread: event.thread,
             author: change.author ?? ChangeAuthor(name: "unknown"), reason: change.reason)
     }

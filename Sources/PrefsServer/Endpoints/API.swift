@@ -47,8 +47,8 @@ struct API: Sendable {
     /// `GET /v1/metrics` from its registry, and OFREP's flags as `ofrep` says; `access` says what
     /// each request may do.
     init(
-        engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings = OFREPSettings(), metrics: PrometheusMetricsFactory,
-        access: ListenerAccess = .owner, peers: ConnectionPeers, logger: Logger
+        engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings = OFREPSettings(),
+        metrics: PrometheusMetricsFactory, access: ListenerAccess = .owner, peers: ConnectionPeers, logger: Logger
     ) {
         self.engine = engine
         self.access = access
@@ -57,7 +57,8 @@ struct API: Sendable {
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
         recordsAuthors = engine.recordsAuthors
-        endpoints = Endpoints.all(engine: engine, limits: limits, ofrep: ofrep, registry: metrics.registry).enumerated().map { index, endpoint in
+        let all = Endpoints.all(engine: engine, limits: limits, ofrep: ofrep, registry: metrics.registry)
+        endpoints = all.enumerated().map { index, endpoint in
             var endpoint = endpoint
             endpoint.index = index
             return endpoint
