@@ -114,9 +114,7 @@ struct API: Sendable {
         }
         request.grant = grant
         // A kept answer is the whole answer, as a grant reaching everywhere sees it.
-        if grant.coversEverything, let key = Self.memoKey(request.method, request.target, body: body),
-            let kept = memo.answer(for: key, engine: engine)
-        {
+        if grant.coversEverything, let kept = memo.answer(request.method, request.target, body: body, engine: engine) {
             log(request, kept.endpoint, kept.answer.status)
             return .answer(kept.answer)
         }
@@ -175,19 +173,6 @@ struct API: Sendable {
         }
     }
 
-    /// What the memo keeps a cacheable answer under: a `GET`'s (or `HEAD`'s) target; a `POST`'s
-    /// method, target and body (an OFREP evaluation, whose context is in it). Nil for any other
-    /// method, a `POST` whose body is not at hand, or one too long to be worth keeping.
-    private static func memoKey(_ method: HTTPRequest.Method, _ target: String, body: ByteBuffer?) -> String? {
-        switch method {
-        case .get, .head: return target
-        case .post:
-            guard let body, body.readableBytes <= 1024 else { return nil }
-            return "POST " + target + "\n" + String(buffer: body)
-        default: return nil
-        }
-    }
-
     /// The error of a body over `limit` bytes.
     static func bodyTooLarge(limit: Int) -> PrefsError {
         PrefsError(.tooLarge, "The request body is over the limit of \(limit) bytes; nothing was changed.")
@@ -218,8 +203,7 @@ struct API: Sendable {
     private func run(_ endpoint: Endpoint, for request: EndpointRequest) -> Delivery {
         // A cacheable answer to a body (an OFREP evaluation) is found once the body is read.
         if endpoint.cacheable, endpoint.body != .none, request.grant?.coversEverything == true,
-            let key = Self.memoKey(request.method, request.target, body: request.body ?? ByteBuffer()),
-            let kept = memo.answer(for: key, engine: engine)
+            let kept = memo.answer(request.method, request.target, body: request.body ?? ByteBuffer(), engine: engine)
         {
             log(request, kept.endpoint, kept.answer.status)
             return .answer(kept.answer)
@@ -266,10 +250,8 @@ struct API: Sendable {
         switch reply {
         case .now(let answer):
             // Kept only as a grant reaching everywhere sees it: a scoped caller's may leave things out.
-            if endpoint.cacheable, answer.status == .ok, case .whole = answer.body, request.grant?.coversEverything == true,
-                let key = Self.memoKey(request.method, request.target, body: request.body ?? ByteBuffer())
-            {
-                memo.keep(answer, of: endpoint.index, for: key, at: revision)
+            if endpoint.cacheable, answer.status == .ok, case .whole = answer.body, request.grant?.coversEverything == true {
+                memo.keep(answer, of: endpoint.index, for: request.method, request.target, body: request.body, at: revision)
             }
             log(request, endpoint.index, answer.status)
             return .answer(answer)
