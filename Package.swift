@@ -112,8 +112,11 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
         ),
-        .executableTarget(name: "MigrationEmbedder", swiftSettings: swiftSettings),
-        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["MigrationEmbedder"]),
+        // What the build plugins run: it writes text files into Swift source.
+        .executableTarget(name: "TextEmbedder", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["TextEmbedder"]),
+        // The console's files (Console/), compiled into PrefsServer.
+        .plugin(name: "EmbedConsole", capability: .buildTool(), dependencies: ["TextEmbedder"]),
 
         // The daemon client: the same protocol as the store, over the Unix socket, with keep-alive
         // connections on plain POSIX calls and no networking library (what prefsctl links)…
@@ -126,7 +129,8 @@ let package = Package(
         .target(name: "PrefsSocket", swiftSettings: swiftSettings),
 
         // The HTTP API of an engine: each endpoint defined once; the listeners (Unix socket, TCP),
-        // the raw-bytes path and Hummingbird are adapters over those definitions.
+        // the raw-bytes path and Hummingbird are adapters over those definitions. It also serves
+        // the console's files, from Console/, compiled in.
         .target(
             name: "PrefsServer",
             dependencies: [
@@ -143,7 +147,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedConsole"]
         ),
 
         // A swift-configuration provider over any PrefsService: a ConfigReader reads prefsd at a scope.

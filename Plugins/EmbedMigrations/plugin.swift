@@ -2,8 +2,9 @@ import Foundation
 import PackagePlugin
 
 /// Compiles the package's SQL migrations — `Migrations/DIALECT/NNNN_name.sql`, one folder per
-/// database (`sqlite`, `postgres`) — into the target as Swift source, so a built binary carries
-/// its schema and can migrate a database wherever it is installed.
+/// database (`sqlite`, `postgres`) — into the target as Swift source (`EmbeddedMigrations`, a list
+/// per dialect, each migration named `NNNN_name`), so a built binary carries its schema and can
+/// migrate a database wherever it is installed.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
@@ -19,15 +20,16 @@ struct EmbedMigrations: BuildToolPlugin {
                 .contentsOfDirectory(at: dialect, includingPropertiesForKeys: nil)
                 .filter { $0.pathExtension == "sql" }
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
-            arguments += ["--dialect", dialect.lastPathComponent] + sqlFiles.map(\.path)
+            arguments += ["--list", dialect.lastPathComponent]
+            arguments += sqlFiles.map { "\($0.deletingPathExtension().lastPathComponent)=\($0.path)" }
             inputFiles += sqlFiles
         }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedMigrations.swift")
         return [
             .buildCommand(
                 displayName: "Embedding \(inputFiles.count) SQL migrations",
-                executable: try context.tool(named: "MigrationEmbedder").url,
-                arguments: [output.path] + arguments,
+                executable: try context.tool(named: "TextEmbedder").url,
+                arguments: [output.path, "EmbeddedMigrations"] + arguments,
                 inputFiles: inputFiles,
                 outputFiles: [output]
             )

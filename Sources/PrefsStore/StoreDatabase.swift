@@ -80,7 +80,7 @@ enum StoreDatabase {
                             + "Restore it from a dump or a backup, or choose another --db."
                     )
                 }
-                let known = Set(EmbeddedMigrations.sqlite.map(\.identifier))
+                let known = Set(EmbeddedMigrations.sqlite.map(\.name))
                 let unknown = try migrator.appliedIdentifiers(db).subtracting(known)
                 guard unknown.isEmpty else {
                     throw PrefsError(

@@ -61,6 +61,12 @@ struct PrefsDaemon: AsyncParsableCommand {
     @Flag(help: "Let --listen bind an address other machines can reach.")
     var allowNonLoopback = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve the console (/ui/ on --listen) from this folder's files instead of those compiled in: for working on the console (Console/ of the source tree).",
+            valueName: "folder"))
+    var consoleDir: String?
+
     @Option(name: .customLong("schema"), help: ArgumentHelp("A JSON file of key → schema to register at start (repeatable).", valueName: "file"))
     var schemaFiles: [String] = []
 
@@ -198,7 +204,8 @@ struct PrefsDaemon: AsyncParsableCommand {
         let server = try PrefsHTTPServer(
             engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
             limits: ServerLimits(maximumValueBytes: maxValueBytes),
-            ofrep: OFREPSettings(scopeTemplate: try ScopeTemplate(ofrepScope), prefix: ofrepPrefix), metrics: metrics, logger: logger,
+            ofrep: OFREPSettings(scopeTemplate: try ScopeTemplate(ofrepScope), prefix: ofrepPrefix),
+            consoleFiles: try consoleDir.map(ConsoleFiles.init(folder:)) ?? .compiled, metrics: metrics, logger: logger,
             onReady: {
                 StartupPages.release()
                 // Counted once serving: counting walks every key, which need not delay it.

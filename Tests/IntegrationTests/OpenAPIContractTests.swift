@@ -43,13 +43,24 @@ import Testing
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
         "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
         "POST /ofrep/v1/evaluate/flags/{key}", "POST /ofrep/v1/evaluate/flags", "GET /ofrep/v1/configuration",
+        "GET /ui", "GET /ui/{file}", "POST /ui/session", "GET /ui/session", "DELETE /ui/session", "POST /v1/ui/links",
     ]
 
+    /// Whether an operation changes the store — and so can find its disk full (507): not OFREP's
+    /// evaluations, nor the console's sign-in and links, which live in the daemon's memory.
+    static func writesTheStore(_ operation: OpenAPIDocument.Operation) -> Bool {
+        operation.method != "GET" && !operation.path.hasPrefix("/ofrep/") && !operation.path.hasPrefix("/ui")
+            && operation.path != "/v1/ui/links"
+    }
+
     /// The statuses the server can answer with: 200, 201 for creations, and
-    /// PrefsError.Code.httpStatus less 500, which is a bug; 304 for OFREP's `If-None-Match`. (401 and 403 only the TCP listener
+    /// PrefsError.Code.httpStatus less 500, which is a bug; 304 for `If-None-Match`, 204 for a console's sign-out. (401 and 403 only the TCP listener
     /// gives, to a request without an accepted token or beyond its token's role or scope: this
     /// test talks to the socket, whose owner may do everything; TokenAccessTests sends them.)
-    static let possibleStatuses: Set<Int> = [200, 201, 304, 400, 401, 403, 404, 409, 410, 412, 413, 422, 429, 503, 507]
+    static let possibleStatuses: Set<Int> = [200, 201, 204, 304, 400, 401, 403, 404, 409, 410, 412, 413, 422, 429, 503, 507]
+
+    /// The daemon's file token: the console's sign-in takes it.
+    static let contractToken = "contract-t0ken"
 
     /// A draft id no draft has.
     static let unknownID = "00000000-0000-0000-0000-000000000000"
@@ -119,15 +130,14 @@ import Testing
             if operation.hasBody { #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413") }
             if operation.method != "GET" {
                 #expect(operation.statuses.contains(503), "\(name) writes but documents no 503 (shutting down)")
-                // OFREP's POSTs are evaluations: reads.
-                if !operation.path.hasPrefix("/ofrep/") {
+                if Self.writesTheStore(operation) {
                     #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
                 }
             }
             if parameters.contains(where: { $0.location == "header" && $0.name == "If-Match" }) {
                 #expect(operation.statuses.contains(412), "\(name) takes If-Match but documents no 412")
             }
-            if let success = successes.first {
+            if let success = successes.first, success != 204 {
                 let types = operation.mediaTypes[success] ?? []
                 #expect(!types.isEmpty, "\(name): its \(success) answer names no media type")
                 if types.contains("application/json") {
@@ -281,6 +291,10 @@ import Testing
         try checkEvery([token, AccessToken(name: "x", role: .admin, scope: "/", created: Date(), createdBy: "token:default")], as: "AccessToken")
         try checkEvery([CreatedAccessToken(token: token, secret: "prefsd_" + String(repeating: "A", count: 43), revision: 3)], as: "CreatedAccessToken")
         try checkEvery([TokenRequest(name: "ci", role: .reader, scope: "/accounts")], as: "TokenRequest")
+        try checkEvery(
+            [ConsoleLink(url: "http://127.0.0.1:7878/ui/#signin=abc", expiresAt: Date(), role: .reader, scope: "/accounts")],
+            as: "ConsoleLink")
+        try checkEvery([ConsoleLinkRequest(role: .reader, scope: "/accounts")], as: "ConsoleLinkRequest")
         let roles = Set(document.schemas["AccessRole"]?.values ?? [])
         #expect(roles == Set(AccessRole.allCases.map(\.rawValue)), "AccessRole: \(roles.sorted())")
         let query = ChangeQuery(
@@ -341,9 +355,10 @@ import Testing
         let document = try Self.document()
         // A short change log, so an old `since` is compacted (410); small value and attachment
         // limits, so 413 is cheap to reach.
-        let daemon = try await Daemon(arguments: [
-            "--retain-changes", "4", "--max-value-bytes", "1024", "--max-attachment-bytes", "1024",
-        ])
+        // On TCP too, so that the console's links have an address.
+        let (daemon, _) = try await TCPListenerTests.daemon(
+            token: Self.contractToken,
+            arguments: ["--retain-changes", "4", "--max-value-bytes", "1024", "--max-attachment-bytes", "1024"])
         let client = daemon.client
         try await client.register(schemas: ["ui.size": PreferenceSchema(type: .int, defaultValue: 5, minimum: 1, maximum: 10)])
         try await client.set("ui.size", to: 3, scope: "/accounts/alice")
@@ -710,7 +725,18 @@ extension OpenAPIContractTests {
         "OFREPEvaluationSuccess": { _ = try wireDecoder().decode(FlagAnswer.self, from: $0) },
         "OFREPBulkEvaluationSuccess": { _ = try wireDecoder().decode(FlagsAnswer.self, from: $0) },
         "OFREPConfiguration": { _ = try wireDecoder().decode(OFREPConfigurationAnswer.self, from: $0) },
+        "ConsoleLink": { _ = try wireDecoder().decode(ConsoleLink.self, from: $0) },
+        "ConsoleSession": { _ = try wireDecoder().decode(ConsoleSessionAnswer.self, from: $0) },
     ]
+
+    /// `ConsoleSession`, which has no public Swift type.
+    struct ConsoleSessionAnswer: Decodable {
+        var secret: String?
+        var name: String
+        var role: AccessRole
+        var scope: ScopePath
+        var expiresAt: Date?
+    }
 
     /// OFREP's answers, as an SDK reads them.
     struct FlagAnswer: Decodable {
@@ -883,6 +909,27 @@ extension OpenAPIContractTests {
             Probe("POST", "/ofrep/v1/evaluate/flags", body: "[1]", expect: 400, code: "PARSE_ERROR", "a body that is not an object"),
             Probe("GET", "/ofrep/v1/configuration", expect: 200, "the configuration"),
             Probe("GET", "/ofrep/v1/configuration", headers: [("If-None-Match", "*")], expect: 304, "If-None-Match: *"),
+
+            Probe("GET", "/ui", expect: 200, "the console's page"),
+            Probe("GET", "/ui", headers: [("If-None-Match", "*")], expect: 304, "If-None-Match: *"),
+            Probe("GET", "/ui/{file}", params: ["file": "app.js"], expect: 200, "a script of the console"),
+            Probe("GET", "/ui/{file}", params: ["file": "index.html"], headers: [("If-None-Match", "*")], expect: 304, "If-None-Match: *"),
+            Probe("GET", "/ui/{file}", params: ["file": "secret.txt"], expect: 404, code: "not_found", "a file the console has not"),
+            Probe(
+                "POST", "/ui/session", body: #"{"token": "\#(contractToken)"}"#, expect: 201, "sign in with the file token",
+                check: { body in #expect(decode(ConsoleSessionAnswer.self, body)?.secret?.hasPrefix("console_") == true) }),
+            Probe("POST", "/ui/session", body: #"{"token": "wrong"}"#, expect: 401, code: "unauthorized", "a wrong token"),
+            Probe("POST", "/ui/session", body: #"{"code": "used-or-never-made"}"#, expect: 401, code: "unauthorized", "an unknown code"),
+            Probe("POST", "/ui/session", body: "{}", expect: 400, code: "invalid_request", "neither a code nor a token"),
+            Probe("POST", "/ui/session", body: #"{"code": "a", "user": "b"}"#, expect: 400, code: "invalid_request", "unknown field"),
+            Probe("GET", "/ui/session", expect: 200, "who the caller is: the socket's owner"),
+            Probe("DELETE", "/ui/session", expect: 204, "sign out"),
+            Probe(
+                "POST", "/v1/ui/links", body: #"{"role": "reader", "scope": "/accounts"}"#, expect: 201, "a read-only link",
+                check: { body in #expect(decode(ConsoleLink.self, body)?.url.contains("/ui/#signin=") == true) }),
+            Probe("POST", "/v1/ui/links", body: #"{"role": "boss"}"#, expect: 400, code: "invalid_request", "an unknown role"),
+            Probe("POST", "/v1/ui/links", body: #"{"scope": "nope"}"#, expect: 400, code: "invalid_scope", "a bad scope"),
+            Probe("POST", "/v1/ui/links", body: #"{"for": "x"}"#, expect: 400, code: "invalid_request", "unknown field"),
 
             Probe("PUT", "/v1/prefs/{key}", key: "ui.size", query: [("scope", "/accounts/bob")], body: "7", expect: 200, "set"),
             // The set above is the newest change, so the store's revision is the key's there.
@@ -1210,7 +1257,7 @@ extension OpenAPIContractTests {
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
         case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
-        case ("header", "If-None-Match"): .freeText
+        case ("header", "If-None-Match"), ("path", "file"): .freeText
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
             ("header", "User-Agent"):
             .freeText

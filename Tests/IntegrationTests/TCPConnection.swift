@@ -6,6 +6,8 @@ final class TCPConnection {
     private let socket: RawSocket
     /// What arrived after the last answer read (nothing, as requests go one at a time).
     private var pending = Data()
+    /// The status line and header fields of the last answer read.
+    private(set) var lastHead = ""
 
     /// A connection to 127.0.0.1:`port`.
     init(port: UInt16) throws {
@@ -40,6 +42,7 @@ final class TCPConnection {
         }
         let headEnd = pending.range(of: separator)!
         let head = String(decoding: pending[..<headEnd.lowerBound], as: UTF8.self)
+        lastHead = head
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
         let length = head.split(separator: "\r\n").compactMap { line -> Int? in
             let parts = line.split(separator: ":", maxSplits: 1)

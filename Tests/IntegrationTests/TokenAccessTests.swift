@@ -132,6 +132,9 @@ struct TokenAccessTests {
         },
         Probe(name: "metrics", needs: .admin, unscoped: true, storeWide: true) { _, _ in ("GET", "/v1/metrics", nil) },
         Probe(name: "watch", needs: .reader) { _, inside in ("GET", "/v1/watch?key=m.k&scope=\(scope(inside: inside))", nil) },
+        Probe(name: "console sign-in link", needs: .reader) { _, inside in
+            ("POST", "/v1/ui/links", json(#"{"scope":"\#(scope(inside: inside))"}"#))
+        },
     ]
 
     /// Waits until the daemon's TCP listener answers (it may start a moment after the socket).
@@ -173,7 +176,7 @@ struct TokenAccessTests {
         let root = try await owner.createToken(named: "matrix-root", role: .admin, scope: .root)
         grants.append(("admin at /", .admin, .root, root.secret))
         try await waitForListener(port, token: root.secret)
-        #expect(probes.count == 35, "one probe per endpoint of the API")
+        #expect(probes.count == 36, "one probe per endpoint of the API but the console's files and sign-in, which need no token")
 
         for grant in grants {
             for probe in probes {

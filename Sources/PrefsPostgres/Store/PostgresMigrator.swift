@@ -36,7 +36,7 @@ enum PostgresMigrator {
         {
             applied.insert(identifier)
         }
-        let known = EmbeddedMigrations.postgres.map(\.identifier)
+        let known = EmbeddedMigrations.postgres.map(\.name)
         let unknown = applied.subtracting(known)
         guard unknown.isEmpty else {
             throw PrefsError(

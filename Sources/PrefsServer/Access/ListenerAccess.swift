@@ -2,30 +2,32 @@ import HTTPTypes
 import PrefsEngine
 import PrefsKit
 
-/// How a listener finds out what each of its requests may do (``AccessGrant``), and whom its
-/// changes are by.
+/// How a listener finds out who each of its requests comes from and what it may do (``Caller``).
 enum ListenerAccess: Sendable {
     /// The Unix socket: only connections of the daemon's own user get this far
     /// (``PeerCredentialsHandler``), and the owner is an admin at `/`.
     case owner
     /// The TCP listener: every request carries a bearer token — the file token
-    /// (`prefsd --token-file`, an admin at `/` named ``AccessToken/fileTokenName``), or a named
-    /// token's secret, looked up in memory (``EngineServing/grant(forSecret:)``).
-    case bearer(fileToken: BearerToken?)
+    /// (`prefsd --token-file`, an admin at `/` named ``AccessToken/fileTokenName``), a named
+    /// token's secret, looked up in memory (``EngineServing/grant(forSecret:)``), or the secret of
+    /// a console session (``ConsoleSessions``).
+    case bearer(fileToken: BearerToken?, sessions: ConsoleSessions)
 
-    /// What `request` may do; nil if it carries no token this listener accepts.
-    func grant(of request: EndpointRequest, engine: any EngineServing) -> AccessGrant? {
-        guard case .bearer(let fileToken) = self else { return .everything }
+    /// Who sent `request`; nil if it carries no token this listener accepts.
+    func caller(of request: EndpointRequest, engine: any EngineServing) -> Caller? {
+        guard case .bearer(_, let sessions) = self else { return .owner }
         guard let credentials = BearerToken.credentials(request.headers[.authorization]) else { return nil }
-        if let fileToken, fileToken.matches(credentials) { return .everything }
-        return engine.grant(forSecret: credentials)
+        if ConsoleSessions.isSessionSecret(credentials) { return sessions.caller(forSecret: credentials, engine: engine) }
+        return tokenHolder(presenting: credentials, engine: engine)
     }
 
-    /// The name of the token `grant` came from, as the metrics and authors name it; nil on the
-    /// socket.
-    func tokenName(of grant: AccessGrant) -> String? {
-        guard case .bearer = self else { return nil }
-        return grant.token ?? AccessToken.fileTokenName
+    /// Who holds the token `credentials` — the file token or a named token; nil for none this
+    /// listener accepts (a console session's secret is not a token).
+    func tokenHolder(presenting credentials: [UInt8], engine: any EngineServing) -> Caller? {
+        guard case .bearer(let fileToken, _) = self else { return nil }
+        if let fileToken, fileToken.matches(credentials) { return .fileToken }
+        guard let grant = engine.grant(forSecret: credentials), let name = grant.token else { return nil }
+        return Caller(identity: .namedToken(name: name, secret: credentials), grant: grant)
     }
 
     /// The answer of a request without a token this listener accepts. It says what to send, never

@@ -44,10 +44,10 @@ struct API: Sendable {
     private let recordsAuthors: Bool
 
     /// The API of `engine` within `limits`, counting its requests with `metrics` and answering
-    /// `GET /v1/metrics` from its registry, and OFREP's flags as `ofrep` says; `access` says what
-    /// each request may do.
+    /// `GET /v1/metrics` from its registry, OFREP's flags as `ofrep` says, and `console`'s files
+    /// and sign-in; `access` says what each request may do.
     init(
-        engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings = OFREPSettings(),
+        engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings = OFREPSettings(), console: Console = Console(listener: nil),
         metrics: PrometheusMetricsFactory, access: ListenerAccess = .owner, peers: ConnectionPeers, logger: Logger
     ) {
         self.engine = engine
@@ -57,7 +57,7 @@ struct API: Sendable {
         self.logger = logger
         logsRequests = logger.logLevel <= .debug
         recordsAuthors = engine.recordsAuthors
-        let all = Endpoints.all(engine: engine, limits: limits, ofrep: ofrep, registry: metrics.registry)
+        let all = Endpoints.all(engine: engine, limits: limits, ofrep: ofrep, console: console, registry: metrics.registry)
         endpoints = all.enumerated().map { index, endpoint in
             var endpoint = endpoint
             endpoint.index = index
@@ -108,11 +108,9 @@ struct API: Sendable {
     /// `body` already gives it here, so that a kept answer to a body (an OFREP evaluation) is
     /// found before routing, as a `GET`'s is.
     func prepare(_ request: inout EndpointRequest, body: ByteBuffer? = nil) -> Preparation {
-        guard let grant = access.grant(of: request, engine: engine) else {
-            log(request, requests.unrouted, .unauthorized)
-            return .answer(.error(ListenerAccess.unauthorized))
-        }
-        request.grant = grant
+        guard let caller = access.caller(of: request, engine: engine) else { return prepareAnonymous(&request) }
+        request.caller = caller
+        let grant = caller.grant
         // A kept answer is the whole answer, as a grant reaching everywhere sees it.
         if grant.coversEverything, let kept = memo.answer(request.method, request.target, body: body, engine: engine) {
             log(request, kept.endpoint, kept.answer.status)
@@ -130,6 +128,16 @@ struct API: Sendable {
             return .endpoint(endpoint)
         case .refused(let error, let allow): return .answer(refused(request, error, allow: allow))
         }
+    }
+
+    /// What comes of a request that carries no token the listener accepts: its endpoint, if that
+    /// needs none (the console's files and sign-in); else `unauthorized`.
+    private func prepareAnonymous(_ request: inout EndpointRequest) -> Preparation {
+        guard case .endpoint(let endpoint) = route(&request), endpoint.anonymous else {
+            log(request, requests.unrouted, .unauthorized)
+            return .answer(.error(ListenerAccess.unauthorized))
+        }
+        return .endpoint(endpoint)
     }
 
     /// The endpoint `request` is for, its path parameters filled in; `HEAD` finds `GET`'s.
@@ -183,11 +191,14 @@ struct API: Sendable {
     /// either way.
     private func author(of request: EndpointRequest) -> ChangeAuthor {
         let userAgent = request.headers[.userAgent]
-        if let grant = request.grant, let token = access.tokenName(of: grant) {
+        if let token = request.caller?.tokenName {
             return ChangeAuthor(name: AccessToken.authorName(of: token), agent: userAgent)
         }
         return peers.author(of: request.connection, userAgent: userAgent)
     }
+
+    /// How the token metrics name the console sessions a `prefsctl ui` link on the socket opened.
+    private static let consoleOwner = "console"
 
     private func refused(_ request: EndpointRequest, _ error: PrefsError, allow: [HTTPRequest.Method]) -> Answer {
         var answer = Answer.error(error)
@@ -305,7 +316,7 @@ struct API: Sendable {
     /// logs one line for it when debugging.
     private func log(_ request: EndpointRequest, _ endpoint: Int, _ status: HTTPResponse.Status) {
         requests.record(endpoint, status, since: request.received)
-        if case .bearer = access { tokenRequests.record(request.grant.flatMap(access.tokenName(of:)), status) }
+        if case .bearer = access { tokenRequests.record(request.caller.map { $0.tokenName ?? Self.consoleOwner }, status) }
         guard logsRequests else { return }
         logger.debug("\(request.method.rawValue) \(request.target) → \(status.code) (\(requests.name(of: endpoint)))")
     }

@@ -25,6 +25,9 @@ struct Endpoint: Sendable {
     /// The least role a request needs (``AccessGrant``). Where the endpoint acts at a scope, it
     /// checks the grant reaches that scope as it reads it (``EndpointRequest/scope()``).
     let role: AccessRole
+    /// Whether a request needs no token: the console's files, and its sign-in. Such a request that
+    /// carries none has no ``EndpointRequest/caller``.
+    let anonymous: Bool
     /// Whether the endpoint acts on the whole store rather than at a scope — schemas, metrics —
     /// so that only a grant at `/` may call it.
     let storeWide: Bool
@@ -44,15 +47,16 @@ struct Endpoint: Sendable {
     var index = 0
 
     /// An endpoint answering `method` requests to `path` with `answer`, for callers with at least
-    /// `role` (at `/`, if `storeWide`).
+    /// `role` (at `/`, if `storeWide`), or by anyone if `anonymous`.
     init(
-        _ method: HTTPRequest.Method, _ path: String, body: Body = .none, role: AccessRole = .reader, storeWide: Bool = false,
-        cacheable: Bool = false, waitsForRevision: Bool = true, answer: @escaping @Sendable (EndpointRequest) throws -> Reply
+        _ method: HTTPRequest.Method, _ path: String, body: Body = .none, role: AccessRole = .reader, anonymous: Bool = false,
+        storeWide: Bool = false, cacheable: Bool = false, waitsForRevision: Bool = true, answer: @escaping @Sendable (EndpointRequest) throws -> Reply
     ) {
         self.method = method
         self.path = EndpointPath(path)
         self.body = body
         self.role = role
+        self.anonymous = anonymous
         self.storeWide = storeWide
         self.cacheable = cacheable
         self.waitsForRevision = waitsForRevision

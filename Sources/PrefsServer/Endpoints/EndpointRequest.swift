@@ -30,9 +30,11 @@ struct EndpointRequest: Sendable {
     let received = ContinuousClock.now
     /// The connection that carried it, whose peer its changes are by.
     var connection: ObjectIdentifier?
-    /// What it may do, as its listener found out (``API`` fills it in before routing): nil
-    /// permits nothing.
-    var grant: AccessGrant?
+    /// Who sent it, as its listener found out (``API`` fills it in before routing): nil for a
+    /// request to an endpoint that needs no token (``Endpoint/anonymous``) that carries none.
+    var caller: Caller?
+    /// What it may do: nil permits nothing.
+    var grant: AccessGrant? { caller?.grant }
     /// The least role its endpoint needs (``API`` fills it in): the role ``scope()`` checks.
     var role = AccessRole.admin
 

@@ -35,14 +35,15 @@ package struct PrefsHTTPServer: Sendable {
     /// folder that already exists must belong to this user — else `forbidden` — and is made 0700.
     ///
     /// With a `listener`, the API is also served on that loopback TCP address, where every
-    /// request must carry a bearer token: the listener's file token, or a named token's secret.
+    /// request must carry a bearer token: the listener's file token, a named token's secret, or a
+    /// console session's secret; the console (`/ui/`, made of `consoleFiles`) is served there too.
     ///
     /// OFREP's endpoints read flags as `ofrep` says. Requests are counted with `metrics`, and
     /// `GET /v1/metrics` answers what its registry holds: give the engine the same factory
     /// (``PrefsMetrics``) for one scrape to show both.
     package init<Storage: PrefsStorage>(
         engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
-        limits: ServerLimits = ServerLimits(), ofrep: OFREPSettings = OFREPSettings(),
+        limits: ServerLimits = ServerLimits(), ofrep: OFREPSettings = OFREPSettings(), consoleFiles: ConsoleFiles = .compiled,
         metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
         logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
@@ -50,7 +51,8 @@ package struct PrefsHTTPServer: Sendable {
         let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
         let peers = ConnectionPeers()
-        let api = API(engine: engine, limits: limits, ofrep: ofrep, metrics: metrics, peers: peers, logger: logger)
+        let console = Console(listener: listener, files: consoleFiles)
+        let api = API(engine: engine, limits: limits, ofrep: ofrep, console: console, metrics: metrics, peers: peers, logger: logger)
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
@@ -71,7 +73,7 @@ package struct PrefsHTTPServer: Sendable {
             logger: applicationLogger
         )
         tcpApplication = listener.map { listener in
-            let api = api.listening(with: .bearer(fileToken: listener.token.map(BearerToken.init(bytes:))))
+            let api = api.listening(with: console.access)
             return Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
                 server: .http1(
