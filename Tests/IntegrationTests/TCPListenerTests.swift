@@ -21,15 +21,31 @@ import Testing
 
     /// A daemon that also listens on a free loopback port, with `token` (as its file holds it);
     /// on its own SQLite file, or on the PostgreSQL database at `postgresURL`; with more `arguments`.
+    ///
+    /// The port is free when picked, but a daemon of a test running beside this one may take it
+    /// first: then this daemon cannot bind it and exits, and another port is tried — the listener
+    /// is only taken for this daemon's once it answers with this daemon's pid.
     static func daemon(token: String, postgresURL: String? = nil, arguments: [String] = []) async throws -> (daemon: Daemon, port: UInt16) {
-        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let tokenFile = folder.appending(path: "token").path
-        try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        chmod(tokenFile, 0o600)
-        let port = LoopbackTCP.freePort()
-        let arguments = ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments
-        return (try await Daemon(arguments: arguments, folder: folder, postgresURL: postgresURL), port)
+        for _ in 1...5 {
+            let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let tokenFile = folder.appending(path: "token").path
+            try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+            chmod(tokenFile, 0o600)
+            let port = LoopbackTCP.freePort()
+            let daemon = try await Daemon(
+                arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments, folder: folder, postgresURL: postgresURL)
+            let pid = try #require(daemon.process).processIdentifier
+            var listening = false
+            try await waitUntil("the TCP listener on \(port) answers, or its daemon exits") {
+                guard daemon.process?.isRunning == true else { return true }
+                let status = try? await TCPConnection(port: port).request("GET", "/v1/status", token: token.trimmingCharacters(in: .whitespacesAndNewlines))
+                listening = status?.status == 200 && status?.body.contains(#""pid":\#(pid),"#) == true
+                return listening
+            }
+            if listening { return (daemon, port) }
+        }
+        throw PrefsError(.unavailable, "no daemon could listen on a free port in five tries")
     }
 
     @Test func onlyTheTokenGetsIn() async throws {
