@@ -24,8 +24,8 @@ let writes = quick ? 500 : 2000
 /// `--postgres postgresql://USER@HOST:PORT/postgres`: the server the PostgreSQL section uses.
 let postgresServer = option("--postgres")
 /// `--only writes|tokens|ofrep|history|watchers|cli|coldstart|attachments|postgres|reads`: run one section.
-/// `--only write-load` (never part of a full run) holds a daemon under a steady write load for a
-/// profiler (see docs/benchmarks.md).
+/// `--only write-load` and `--only read-load` (never part of a full run) hold a daemon under a
+/// steady load for a profiler (see docs/benchmarks.md).
 let only = option("--only")
 func section(_ name: String) -> Bool { only == nil || only == name }
 
@@ -34,20 +34,26 @@ func section(_ name: String) -> Bool { only == nil || only == name }
 do {
     var table = ResultTable()
 
-    // MARK: A steady write load to profile: 16 connections, each write keyed and attributed as
-    // clients send them (`--plain`: neither). The daemon's pid goes to standard error first, so a
-    // profiler can attach (`perf record -g -p PID -- sleep 4`).
+    // MARK: A steady load to profile, on 16 connections: writes, each keyed and attributed as
+    // clients send them (`--plain`: neither), or GETs of one key. The daemon's pid goes to
+    // standard error first, so a profiler can attach (`perf record -g -p PID -- sleep 4`).
 
-    if only == "write-load" {
+    if only == "write-load" || only == "read-load" {
         let daemon = try BenchDaemon(prefsd: prefsd)
+        let reads = only == "read-load"
         let keyed = !arguments.contains("--plain")
-        FileHandle.standardError.write(Data("prefsd pid \(daemon.meter.pid); writing for about 10 s\n".utf8))
-        let (clients, perClient) = (16, quick ? 2000 : 16_000)
+        FileHandle.standardError.write(Data("prefsd pid \(daemon.meter.pid); loading it for about 10 s\n".utf8))
+        try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42")
+        let (clients, perClient) = (16, reads ? (quick ? 10_000 : 80_000) : (quick ? 2000 : 16_000))
         let before = daemon.meter.cpuSeconds
-        let rate = try Load.writesPerSecond(daemon, clients: clients, writesPerClient: perClient, idempotent: keyed, attributed: keyed)
+        let rate =
+            reads
+            ? try Load.getsPerSecond(daemon, connections: clients, requestsPerConnection: perClient)
+            : try Load.writesPerSecond(daemon, clients: clients, writesPerClient: perClient, idempotent: keyed, attributed: keyed)
         let cpu = (daemon.meter.cpuSeconds - before) / Double(clients * perClient) * 1e6
-        table.add("writes/s, 16 connections, \(keyed ? "keyed and attributed" : "plain")", rate, baseline: nil, target: "-")
-        table.add("daemon CPU µs per write", cpu, baseline: nil, target: "-")
+        let what = reads ? "GETs" : keyed ? "writes, keyed and attributed" : "writes"
+        table.add("\(what)/s, 16 connections", rate, baseline: nil, target: "-")
+        table.add("daemon CPU µs per request", cpu, baseline: nil, target: "-")
         daemon.stop()
     }
 
