@@ -33,15 +33,17 @@ struct UICommand: AsyncParsableCommand {
         }
     }
 
-    /// Opens `url` with `$BROWSER`, or `xdg-open` in a graphical session; false where neither
-    /// is at hand.
+    /// Opens `url` with `$BROWSER` (a program on `PATH`, or a path), or `xdg-open` in a graphical
+    /// session; false where neither is at hand.
     private static func openInBrowser(_ url: String) -> Bool {
         let environment = ProcessInfo.processInfo.environment
         let graphical = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
         guard let opener = environment["BROWSER"].flatMap({ $0.isEmpty ? nil : $0 }) ?? (graphical ? "xdg-open" : nil) else { return false }
+        let candidates = opener.contains("/") ? [opener] : (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(opener)" }
+        guard let path = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else { return false }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [opener, url]
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = [url]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do {

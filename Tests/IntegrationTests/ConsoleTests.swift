@@ -132,6 +132,20 @@ import Testing
         let json = try await daemon.prefsctl("--json", "ui", "--read-only")
         let link = try JSONDecoder().decode([String: String].self, from: Data(json.stdout.utf8))
         #expect(link["role"] == "reader" && link["scope"] == "/" && link["url"]?.contains("#signin=") == true && link["expiresAt"] != nil)
+        // Where a browser is at hand ($BROWSER), the link is opened too; it still goes to standard output.
+        let browser = daemon.folder.appending(path: "browser").path
+        let opened = daemon.folder.appending(path: "opened").path
+        try "#!/bin/sh\necho \"$1\" > \(opened)\n".write(toFile: browser, atomically: true, encoding: .utf8)
+        chmod(browser, 0o700)
+        var environment = ProcessInfo.processInfo.environment
+        environment["BROWSER"] = browser
+        let ui = try await CommandResult.runTool(
+            CommandResult.binaries.appending(path: "prefsctl").path, ["--socket", daemon.socketPath, "ui"], environment: environment)
+        #expect(ui.status == 0 && ui.stderr.contains("opened in your browser"), "\(ui.stderr)")
+        // prefsctl does not wait for the browser.
+        try await waitUntil("the browser got the link printed", timeout: .seconds(10)) {
+            (try? String(contentsOfFile: opened, encoding: .utf8)) == ui.stdout
+        }
         await daemon.expectCleanStop()
         let log = try String(contentsOf: daemon.folder.appending(path: "prefsd.stderr"), encoding: .utf8)
         #expect(log.contains("POST /ui/session"), "the request log is on")
