@@ -11,7 +11,8 @@ printed as `ok - …` or `FAIL - …`: sign-in by a `prefsctl ui` link (once onl
 read-only) and by a pasted token, a wrong token refused, a reload keeping the tab's session and
 a sign-out ending it on the server; three levels of scopes; the explanation of a key; a valid and an invalid
 edit; a stale save resolved both ways; a change made by prefsctl shown on the open page within
-a second; lock and unlock; history, diff and revert; the audit log's filters; a draft's image
+a second; a dropped watch resumed with `Last-Event-ID`, so a change made while it was down shows
+without a reload; lock and unlock; history, diff and revert; the audit log's filters; a draft's image
 as a thumbnail; export and import (replace lists what it removes); a reader seeing no editing
 control, and its write from the page refused with 403; 10 000 keys paged and found by prefix;
 light and dark; and no Content-Security-Policy violation nor unexpected error in the browser's
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.parse
 import zlib
 
 from selenium import webdriver
@@ -53,6 +55,43 @@ SCHEMAS = {
     "ui.layout": {"type": "json", "default": {"columns": 2}},
 }
 BULK_KEYS = 10_000
+# Cuts a page's watch from the browser's side. Chrome's network emulation (offline) fails new
+# requests but leaves a stream already open running, and net-internals' "Flush socket pools"
+# leaves an HTTP/1.1 socket in use alone; so the test wraps the page's fetch() to give each
+# request for /v1/watch?scope=SCOPE an abort signal of its own besides the page's, and
+# consoleTestCutter.cut() aborts them: Chrome closes the connection, and the page's reader fails
+# as on a lost network. The console's code is not changed; restore() puts fetch() back.
+CUT_WATCHES_JS = """
+    const scope = arguments[0];
+    if (!window.consoleTestCutter) {
+      const realFetch = window.fetch;
+      const open = new Set();
+      window.consoleTestCutter = {
+        scope,
+        cut() {
+          const count = open.size;
+          for (const controller of open) controller.abort(new TypeError("network error (cut by console-test)"));
+          open.clear();
+          return count;
+        },
+        restore() {
+          window.fetch = realFetch;
+          delete window.consoleTestCutter;
+        },
+      };
+      window.fetch = function (input, init = {}) {
+        const url = new URL(input instanceof Request ? input.url : String(input), location.href);
+        if (url.pathname !== "/v1/watch" || url.searchParams.get("scope") !== window.consoleTestCutter?.scope) {
+          return realFetch.call(this, input, init);
+        }
+        const controller = new AbortController();
+        open.add(controller);
+        const signal = init.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+        return realFetch.call(this, input, { ...init, signal });
+      };
+    }
+    window.consoleTestCutter.scope = scope;
+"""
 
 
 def tid(name):
@@ -87,7 +126,9 @@ class ConsoleTest:
         options = webdriver.ChromeOptions()
         for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
             options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # The performance log holds Chrome's Network events: the headers a request really had.
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+        options.add_experimental_option("perfLoggingPrefs", {"enableNetwork": True, "enablePage": False})
         options.add_experimental_option("prefs", {
             "download.default_directory": self.downloads,
             "download.prompt_for_download": False,
@@ -106,7 +147,7 @@ class ConsoleTest:
             self.failures.append(what)
         return condition
 
-    def section(self, name, body, allowed_statuses=()):
+    def section(self, name, body, allowed_statuses=(), allowed_errors=()):
         """Runs one group of checks; an exception fails it. Then reads the browser's log."""
         try:
             body()
@@ -115,10 +156,11 @@ class ConsoleTest:
             text = str(error).strip().splitlines()[0] if str(error).strip() else ""
             line = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == __file__][-1]
             self.check(f"{name} (stopped)", False, f"line {line}: {type(error).__name__}: {text}")
-        self.check_log(name, allowed_statuses)
+        self.check_log(name, allowed_statuses, allowed_errors)
 
-    def check_log(self, name, allowed_statuses=()):
-        """No CSP violation, and no SEVERE entry but the HTTP refusals the section provoked."""
+    def check_log(self, name, allowed_statuses=(), allowed_errors=()):
+        """No CSP violation, and no SEVERE entry but the HTTP refusals (or the errors, regular
+        expressions) the section provoked."""
         problems = []
         for entry in self.driver.get_log("browser"):
             message = entry["message"]
@@ -126,7 +168,8 @@ class ConsoleTest:
                 problems.append(message)
             elif entry["level"] == "SEVERE":
                 status = re.search(r"status of (\d{3})", message)
-                if not (status and int(status.group(1)) in allowed_statuses):
+                if not (status and int(status.group(1)) in allowed_statuses
+                        or any(re.search(pattern, message) for pattern in allowed_errors)):
                     problems.append(message)
         self.check(f"{name}: no CSP violation or unexpected error in the browser's log", not problems, "; ".join(problems)[:800])
 
@@ -142,6 +185,11 @@ class ConsoleTest:
         result = subprocess.run([self.args.prefsctl, "--socket", self.args.socket, *arguments],
                                 check=True, capture_output=True, text=True)
         return result.stdout.strip()
+
+    def network_events(self):
+        """Chrome's Network events since the last call (the performance log): (method, params)."""
+        messages = (json.loads(entry["message"])["message"] for entry in self.driver.get_log("performance"))
+        return [(m["method"], m["params"]) for m in messages if m["method"].startswith("Network.")]
 
     def get(self, key, scope):
         return json.loads(self.ctl("get", key, "--scope", scope))
@@ -379,6 +427,93 @@ class ConsoleTest:
         self.check(f"a change made by prefsctl shows on the open page, marked, in {elapsed:.3f} s (limit {LIVE_LIMIT} s)",
                    elapsed <= LIVE_LIMIT and marked, f"{elapsed:.3f} s, marked: {marked}")
 
+    def resume_checks(self):
+        scope, key = "/accounts/bob", "ui.signature"
+        seen_value, missed_value = f"seen {self.run_id}", f"missed {self.run_id}"
+        self.ctl("set", key, json.dumps("first"), "--scope", scope)
+        shown = lambda: (r := self.row(key)) and self.find(tid("key-value"), r).text
+        state = lambda: self.find(tid("live-indicator")).get_attribute("data-state")
+        # Wrapped in this document, before the page (a route, in the same document) opens its watch.
+        self.driver.execute_script(CUT_WATCHES_JS, scope)
+        self.open("#/scope/accounts/bob", f"Scope {scope}")
+        if not self.driver.execute_script("return Boolean(window.consoleTestCutter)"):
+            raise AssertionError("the page was loaded anew: the watch cutter is gone")
+        try:
+            self.wait(lambda d: state() == "open", "the watch open")
+            seen = json.loads(self.ctl("--json", "set", key, json.dumps(seen_value), "--scope", scope))["revision"]
+            self.wait(lambda d: shown() == json.dumps(seen_value), "the change seen live")
+            title = self.find(tid("page-title"))
+            self.driver.execute_script("window.consoleTestMarker = arguments[0]", self.run_id)
+
+            # Offline for the watch's URL only (new requests fail with ERR_INTERNET_DISCONNECTED),
+            # then the open stream is cut: the page retries, and fails, until back online.
+            watches = {}   # requestId -> {"url", "headers", "status", "error"} of the page's watch
+            def page_watch(url):
+                parts = urllib.parse.urlsplit(url)
+                return parts.path == "/v1/watch" and urllib.parse.parse_qs(parts.query).get("scope") == [scope]
+
+            def read_network():
+                for method, params in self.network_events():
+                    if method == "Network.requestWillBeSent" and page_watch(params["request"]["url"]):
+                        watches[params["requestId"]] = {"url": params["request"]["url"], "headers": dict(params["request"]["headers"])}
+                    elif params.get("requestId") in watches:
+                        watch = watches[params["requestId"]]
+                        if method == "Network.requestWillBeSentExtraInfo":
+                            watch["headers"].update(params["headers"])   # the headers as sent
+                        elif method == "Network.responseReceived":
+                            watch["status"] = params["response"]["status"]
+                        elif method == "Network.loadingFailed":
+                            watch["error"] = params["errorText"]
+                return list(watches.values())
+
+            self.network_events()   # from here on, the watch's requests are all after the cut
+            self.driver.execute_cdp_cmd("Network.enable", {})
+            self.driver.execute_cdp_cmd("Network.emulateNetworkConditionsByRule", {"matchedNetworkConditions": [{
+                "urlPattern": f"{self.url}/v1/watch*", "offline": True,
+                "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}]})
+            try:
+                cut = self.driver.execute_script("return window.consoleTestCutter.cut()")
+                if not cut:
+                    raise AssertionError(f"no watch of {scope} was open to cut")
+                self.wait(lambda d: state() != "open", "the watch shown down")
+                self.wait(lambda d: any(w.get("error") == "net::ERR_INTERNET_DISCONNECTED" for w in read_network()),
+                          "a reconnection refused while offline")
+                down = state()
+                missed = json.loads(self.ctl("--json", "set", key, json.dumps(missed_value), "--scope", scope))["revision"]
+                answered = [w["status"] for w in read_network() if w.get("status")]
+                self.check(f"the watch was down ({down}) while revision {missed} changed {key}",
+                           down != "open" and not answered, f"watch {down}, reconnections answered {answered}")
+            finally:
+                self.driver.execute_cdp_cmd("Network.emulateNetworkConditionsByRule", {"matchedNetworkConditions": []})
+
+            started = time.monotonic()
+            try:
+                self.wait(lambda d: shown() == json.dumps(missed_value), "the change made while down, on the page")
+            except TimeoutException:
+                pass   # told below, and the headers still looked at
+            elapsed = time.monotonic() - started
+            try:
+                title.is_enabled()
+                drawn_again = False
+            except StaleElementReferenceException:
+                drawn_again = True
+            marker = self.driver.execute_script("return window.consoleTestMarker")
+            self.check(f"back online, the page shows the change it missed, {elapsed:.2f} s later, without a reload or redraw",
+                       shown() == json.dumps(missed_value) and marker == self.run_id and not drawn_again and state() == "open",
+                       f"shown {shown()}, marker {marker}, drawn again {drawn_again}, watch {state()}")
+
+            resumed = self.wait(lambda d: next((w for w in read_network() if w.get("status")), False), "the resumed watch in Chrome's log")
+            header = lambda w: next((v for k, v in w["headers"].items() if k.lower() == "last-event-id"), None)
+            sent = [(header(w), "since" in urllib.parse.parse_qs(urllib.parse.urlsplit(w["url"]).query)) for w in watches.values()]
+            last_id = header(resumed)
+            self.check(f"it resumed with Last-Event-ID {last_id} (at least {seen}, the change it had seen; below {missed}, the one it "
+                       f"had not), answered {resumed.get('status')}; every retry sent it, none `since`",
+                       resumed.get("status") == 200 and last_id is not None and last_id.isdigit() and seen <= int(last_id) < missed
+                       and all(h == last_id and not since for h, since in sent),
+                       f"answered {resumed.get('status')} to {resumed['url']}; (Last-Event-ID, since?) of each: {sent}")
+        finally:
+            self.driver.execute_script("window.consoleTestCutter?.restore()")
+
     def stale_round(self, mine, theirs):
         self.open("#/key/timeline.fontSize?scope=/accounts/alice", "timeline.fontSize")
         self.set_input(mine)
@@ -574,6 +709,8 @@ class ConsoleTest:
             self.section("explain", self.explain_checks)
             self.section("edit", self.edit_checks, allowed_statuses=(400,))
             self.section("live", self.live_checks)
+            self.section("resume", self.resume_checks,
+                         allowed_errors=(r"/v1/watch\?scope=/accounts/bob\S* - Failed to load resource: net::ERR_INTERNET_DISCONNECTED",))
             self.section("stale save", self.stale_checks, allowed_statuses=(412,))
             self.section("lock", self.lock_checks)
             self.section("history", self.history_checks)
