@@ -142,7 +142,16 @@ struct RegisterUnderFaultsTests {
                 for host in hosts { newest = max(newest, try await host.client.status().revision) }
                 var histories: [[ChangeEvent]] = []
                 for host in hosts {
-                    try await host.client.waitForRevision(newest)
+                    // A host catching up after the faults may take longer than one bounded wait on
+                    // a loaded machine: `behind` says to retry in a moment.
+                    try await waitUntil("host \(host.socketPath) takes in revision \(newest)") {
+                        do {
+                            try await host.client.waitForRevision(newest)
+                            return true
+                        } catch let error as PrefsError where error.code == .behind {
+                            return false
+                        }
+                    }
                     var events: [ChangeEvent] = []
                     if newest > start {
                         for try await event in host.client.watch(WatchRequest(prefixes: ["reg."], since: start)) where !event.kind.isNotice {
