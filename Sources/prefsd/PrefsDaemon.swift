@@ -205,7 +205,7 @@ struct PrefsDaemon: AsyncParsableCommand {
             engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
             limits: ServerLimits(maximumValueBytes: maxValueBytes),
             ofrep: OFREPSettings(scopeTemplate: try ScopeTemplate(ofrepScope), prefix: ofrepPrefix),
-            consoleFiles: try consoleDir.map(ConsoleFiles.init(folder:)) ?? .compiled, metrics: metrics, logger: logger,
+            consoleFiles: try consoleDir.map(ConsoleFiles.init(folder:)), metrics: metrics, logger: logger,
             onReady: {
                 StartupPages.release()
                 // Counted once serving: counting walks every key, which need not delay it.

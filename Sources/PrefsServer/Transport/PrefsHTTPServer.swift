@@ -36,14 +36,15 @@ package struct PrefsHTTPServer: Sendable {
     ///
     /// With a `listener`, the API is also served on that loopback TCP address, where every
     /// request must carry a bearer token: the listener's file token, a named token's secret, or a
-    /// console session's secret; the console (`/ui/`, made of `consoleFiles`) is served there too.
+    /// console session's secret; the console (`/ui/`, made of `consoleFiles`, or of the files
+    /// compiled in) is served there too.
     ///
     /// OFREP's endpoints read flags as `ofrep` says. Requests are counted with `metrics`, and
     /// `GET /v1/metrics` answers what its registry holds: give the engine the same factory
     /// (``PrefsMetrics``) for one scrape to show both.
     package init<Storage: PrefsStorage>(
         engine: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool = false, listener: TCPListener? = nil,
-        limits: ServerLimits = ServerLimits(), ofrep: OFREPSettings = OFREPSettings(), consoleFiles: ConsoleFiles = .compiled,
+        limits: ServerLimits = ServerLimits(), ofrep: OFREPSettings = OFREPSettings(), consoleFiles: ConsoleFiles? = nil,
         metrics: PrometheusMetricsFactory = PrefsMetrics.factory(),
         logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
