@@ -43,11 +43,7 @@ final class AccessTokens: Sendable {
 
     /// A new secret: 32 random bytes in base64url after ``secretPrefix``, and its digest.
     static func newSecret() -> (secret: String, digest: SecretDigest) {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let encoded = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        let secret = secretPrefix + encoded
+        let secret = SecretDigest.newSecret(prefix: secretPrefix)
         return (secret, SecretDigest(of: Array(secret.utf8)))
     }
 

@@ -1,19 +1,29 @@
 import Crypto
+import Foundation
 import PrefsKit
 
-/// The SHA-256 of a token's secret, as the key the token is found by: a request's secret is
-/// hashed and looked up, never compared byte by byte with a stored secret — the store has none —
-/// so how long a lookup takes says nothing about any secret.
-struct SecretDigest: Hashable, Sendable {
+/// The SHA-256 of a secret — a token's, a console session's or sign-in code's — as the key it is
+/// found by: a request's secret is hashed and looked up, never compared byte by byte with a stored
+/// secret — the store has none — so how long a lookup takes says nothing about any secret.
+package struct SecretDigest: Hashable, Sendable {
     private let words: (UInt64, UInt64, UInt64, UInt64)
 
     /// The digest of `secret`, read straight from the hash's bytes (big-endian words, as
     /// ``init(hex:)`` reads them): a request's token is hashed without copying it or the digest.
-    init(of secret: [UInt8]) {
+    package init(of secret: [UInt8]) {
         words = SHA256.hash(data: secret).withUnsafeBytes { bytes in
             func word(_ offset: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
             return (word(0), word(8), word(16), word(24))
         }
+    }
+
+    /// A new secret: `prefix`, then 32 random bytes in base64url (43 characters).
+    package static func newSecret(prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return prefix
+            + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     /// The digest written as 64 lowercase hex digits; nil if it is not one.
@@ -41,12 +51,12 @@ struct SecretDigest: Hashable, Sendable {
             .lowercaseHex
     }
 
-    static func == (lhs: SecretDigest, rhs: SecretDigest) -> Bool {
+    package static func == (lhs: SecretDigest, rhs: SecretDigest) -> Bool {
         // Every word compared, whatever the first differences: no early exit.
         (lhs.words.0 ^ rhs.words.0) | (lhs.words.1 ^ rhs.words.1) | (lhs.words.2 ^ rhs.words.2) | (lhs.words.3 ^ rhs.words.3) == 0
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
     }

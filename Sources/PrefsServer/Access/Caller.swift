@@ -11,6 +11,16 @@ struct Caller: Sendable {
         /// A named token, with the secret it was presented with: a console session signed in with
         /// it asks for its grant again with each request, so revoking the token ends the session.
         case namedToken(name: String, secret: [UInt8])
+
+        /// The name of its token, as the audit log (`token:NAME`) and the metrics name it; nil for
+        /// the socket's owner, whose changes are by the daemon's user.
+        var tokenName: String? {
+            switch self {
+            case .owner: nil
+            case .fileToken: AccessToken.fileTokenName
+            case .namedToken(let name, _): name
+            }
+        }
     }
 
     /// Whose credentials.
@@ -23,13 +33,6 @@ struct Caller: Sendable {
     /// The file token: an admin at `/`.
     static let fileToken = Caller(identity: .fileToken, grant: .everything)
 
-    /// The name of its token, as the audit log (`token:NAME`) and the metrics name it; nil for the
-    /// socket's owner, whose changes are by the daemon's user.
-    var tokenName: String? {
-        switch identity {
-        case .owner: nil
-        case .fileToken: AccessToken.fileTokenName
-        case .namedToken(let name, _): name
-        }
-    }
+    /// The name of its token (``Identity/tokenName``).
+    var tokenName: String? { identity.tokenName }
 }

@@ -30,11 +30,8 @@ struct ConsoleSessionInfo: Encodable, Sendable {
         self.expiresAt = expiresAt
     }
 
+    /// Its token's name, or the daemon's user for the socket's owner.
     private static func name(of identity: Caller.Identity) -> String {
-        switch identity {
-        case .owner: ChangeAuthor.userName(uid: getuid())
-        case .fileToken: AccessToken.fileTokenName
-        case .namedToken(let name, _): name
-        }
+        identity.tokenName ?? ChangeAuthor.userName(uid: getuid())
     }
 }

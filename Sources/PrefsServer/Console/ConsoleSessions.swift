@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PrefsEngine
 import PrefsKit
@@ -9,7 +8,8 @@ import Synchronization
 /// — or until the token it was opened with is revoked. A restarted daemon has none: the console
 /// asks to sign in again.
 ///
-/// Codes and secrets are kept by their SHA-256, so what a lookup takes says nothing about them.
+/// Codes and secrets are kept by their SHA-256 (``SecretDigest``), so what a lookup takes says
+/// nothing about them.
 final class ConsoleSessions: Sendable {
     /// How long a link's code can be traded for a session.
     static let codeLifetime = Duration.seconds(120)
@@ -34,8 +34,8 @@ final class ConsoleSessions: Sendable {
     }
 
     private struct State {
-        var codes: [SHA256Digest: Session] = [:]
-        var sessions: [SHA256Digest: Session] = [:]
+        var codes: [SecretDigest: Session] = [:]
+        var sessions: [SecretDigest: Session] = [:]
     }
 
     private let state = Mutex(State())
@@ -49,12 +49,12 @@ final class ConsoleSessions: Sendable {
     func makeCode(for caller: Caller, role: AccessRole, scope: ScopePath, now: ContinuousClock.Instant = .now) -> (
         code: String, expiresAt: Date
     ) {
-        let code = Self.randomText()
+        let code = SecretDigest.newSecret(prefix: "")
         let expiresAt = Date() + Self.seconds(Self.codeLifetime)
         let session = Session(identity: caller.identity, role: role, scope: scope, expires: now + Self.codeLifetime, expiresAt: expiresAt)
         state.withLock { state in
             state.codes = state.codes.filter { $0.value.expires > now }
-            state.codes[SHA256.hash(data: Array(code.utf8))] = session
+            state.codes[SecretDigest(of: Array(code.utf8))] = session
         }
         return (code, expiresAt)
     }
@@ -62,7 +62,7 @@ final class ConsoleSessions: Sendable {
     /// Trades `code` for a session: its secret and the session; nil for a code that is unknown,
     /// used or expired.
     func signIn(code: String, now: ContinuousClock.Instant = .now) -> (secret: String, session: Session)? {
-        let digest = SHA256.hash(data: Array(code.utf8))
+        let digest = SecretDigest(of: Array(code.utf8))
         guard let pending = state.withLock({ $0.codes.removeValue(forKey: digest) }), pending.expires > now else { return nil }
         return open(identity: pending.identity, role: pending.role, scope: pending.scope, now: now)
     }
@@ -92,7 +92,7 @@ final class ConsoleSessions: Sendable {
 
     /// The session whose secret `credentials` is, while it lasts.
     func session(forSecret credentials: [UInt8], now: ContinuousClock.Instant = .now) -> Session? {
-        let digest = SHA256.hash(data: credentials)
+        let digest = SecretDigest(of: credentials)
         return state.withLock { state in
             guard let session = state.sessions[digest] else { return nil }
             guard session.expires > now else {
@@ -105,30 +105,23 @@ final class ConsoleSessions: Sendable {
 
     /// Ends the session whose secret `credentials` is.
     func signOut(secret credentials: [UInt8]) {
-        _ = state.withLock { $0.sessions.removeValue(forKey: SHA256.hash(data: credentials)) }
+        _ = state.withLock { $0.sessions.removeValue(forKey: SecretDigest(of: credentials)) }
     }
 
     private func open(identity: Caller.Identity, role: AccessRole, scope: ScopePath, now: ContinuousClock.Instant) -> (
         secret: String, session: Session
     ) {
-        let secret = Self.secretPrefix + Self.randomText()
+        let secret = SecretDigest.newSecret(prefix: Self.secretPrefix)
         let session = Session(
             identity: identity, role: role, scope: scope, expires: now + Self.sessionLifetime,
             expiresAt: Date() + Self.seconds(Self.sessionLifetime))
         state.withLock { state in
             state.sessions = state.sessions.filter { $0.value.expires > now }
-            state.sessions[SHA256.hash(data: Array(secret.utf8))] = session
+            state.sessions[SecretDigest(of: Array(secret.utf8))] = session
         }
         return (secret, session)
     }
 
-    /// 32 random bytes as base64url text (43 characters).
-    private static func randomText() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {
         TimeInterval(duration.components.seconds)
