@@ -6,6 +6,34 @@ import Testing
 
 /// Starting, stopping, crashing and restarting the real daemon.
 @Suite struct DaemonLifecycleTests {
+    /// `--event-loops N` sets how many threads serve connections (three here: not the default on
+    /// this machine, one fewer than its cores), and they serve connections at once, a watch among
+    /// them. Fewer than one is a usage error.
+    @Test func eventLoopsSetsTheThreadsThatServeConnections() async throws {
+        let daemon = try await Daemon(arguments: ["--event-loops", "3"])
+        let pid = try await daemon.client.status().pid
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        let loops = tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return name.hasPrefix("NIO-SGLTN")
+        }
+        #expect(loops.count == 3, "\(tasks)")
+        let watch = try RawSocket(path: daemon.socketPath)
+        watch.send("GET /v1/watch?key=loops.n HTTP/1.1\r\nHost: prefsd\r\n\r\n")
+        _ = await watch.read(until: ": watching")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let client = daemon.client
+            for index in 0..<16 { group.addTask { try await client.set("loops.n", to: .integer(Int64(index))) } }
+            try await group.waitForAll()
+        }
+        let events = await watch.read(until: "\"revision\":16")
+        #expect(events.contains("\"revision\":16"), "\(events)")
+
+        let refused = try await CommandResult.run("prefsd", daemon.commandLine + ["--event-loops", "0"])
+        #expect(refused.status == 64 || refused.status == 2, "\(refused.status)")
+        #expect(refused.stderr.contains("--event-loops must be at least 1"), "\(refused.stderr)")
+    }
+
     @Test func restartFindsEveryValueAgain() async throws {
         let daemon = try await Daemon()
         let client = daemon.client
