@@ -24,6 +24,11 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
             changes: try ChangeLogRecords.changes(db, after: revision, through: .max, limit: .max), oldestRevision: 0)
     }
 
+    /// Checkpoints the WAL once it holds ``SQLiteStorage/checkpointFrames`` frames or more.
+    func betweenBatches() {
+        storage.checkpointIfLong(db)
+    }
+
     func commit(newestRevision: Revision) throws {
         try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         storage.scheduleCheckpoint()

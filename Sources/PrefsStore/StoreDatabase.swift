@@ -17,8 +17,9 @@ enum StoreDatabase {
         return migrator
     }
 
-    /// Opens (creating if needed, with its folder) and migrates the database at `path`.
-    static func open(path: String, durability: StoreConfiguration.Durability) throws -> DatabasePool {
+    /// Opens (creating if needed, with its folder) and migrates the database at `path`; each of its
+    /// commits reports the WAL's length to `walFrames`.
+    static func open(path: String, durability: StoreConfiguration.Durability, walFrames: WALFrameCount) throws -> DatabasePool {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
@@ -39,8 +40,10 @@ enum StoreDatabase {
         configuration.foreignKeysEnabled = true
         configuration.label = "prefsd"
         configuration.prepareDatabase { db in
-            // The writer checkpoints after answering, not inside commits (GroupCommitWriter).
+            // The writer checkpoints after answering, not inside commits (GroupCommitWriter):
+            // SQLite's own checkpoints are off, and each commit reports the WAL's length instead.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            walFrames.observe(db)
         }
         let pool = try translatingErrors(path: path) { try DatabasePool(path: path, configuration: configuration) }
         try translatingErrors(path: path) {

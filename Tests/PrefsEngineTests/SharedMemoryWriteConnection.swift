@@ -101,6 +101,8 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
 
     func translate(_ error: any Error) -> any Error { error }
 
+    func betweenBatches() {}
+
     // MARK: Preferences
 
     func upsertValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {

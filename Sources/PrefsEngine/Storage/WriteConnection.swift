@@ -27,6 +27,13 @@ package protocol WriteConnection {
     /// `error` as a ``PrefsError`` callers understand, when it is one of the database's own.
     func translate(_ error: any Error) -> any Error
 
+    /// The storage's upkeep between two batches, outside any transaction, once the last batch's
+    /// requests are answered: SQLite copies its WAL into the database here when it has grown
+    /// long. A writer that drains batch after batch under a steady load calls it after each, as
+    /// such upkeep would otherwise wait for the load to pause. It never fails: upkeep that cannot
+    /// run now runs at a later call.
+    func betweenBatches()
+
     // MARK: Preferences
 
     /// Stores `value` for `key` at `scope`, set by `revision`.

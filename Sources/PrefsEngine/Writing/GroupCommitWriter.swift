@@ -158,6 +158,7 @@ final class GroupCommitWriter: Sendable {
             if storage.hasOtherWriters { gatherStragglers() }
             guard let acknowledge = commitWaiting(connection) else { return }
             acknowledge()
+            connection.betweenBatches()
         }
     }
 

@@ -301,6 +301,9 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         }
     }
 
+    /// PostgreSQL keeps its own WAL: nothing to do between batches.
+    func betweenBatches() {}
+
     func checkTransactionIsOpen() throws {
         guard transaction.isUsable(connectionClosed: connection?.isClosed ?? true) else {
             throw PostgresErrors.unreachable(location, detail: "the transaction was lost")
