@@ -5,15 +5,19 @@ import PrefsKit
 /// The outcomes of idempotent requests (``StoredOutcome``), kept in `idempotent_request` in the
 /// transaction of the write itself.
 enum IdempotentRequestRecords {
-    /// The outcomes stored under any of `keys`, by key.
+    /// The outcomes stored under any of `keys`, by key: one statement for a batch's keys, however
+    /// many, passed as a JSON array.
     static func fetch(_ db: Database, keys: [String]) throws -> [String: StoredOutcome] {
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT key, fingerprint, refused, outcome, base_revision, created_at FROM idempotent_request
+                    WHERE key IN (SELECT value FROM json_each(?))
+                    """),
+            arguments: [JSONValue.array(keys.map(JSONValue.string)).canonicalText])
         var outcomes: [String: StoredOutcome] = [:]
-        for key in keys {
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT fingerprint, refused, outcome, base_revision, created_at FROM idempotent_request WHERE key = ?"),
-                arguments: [key])
-            guard let row else { continue }
+        while let row = try rows.next() {
+            let key: String = row["key"]
             outcomes[key] = StoredOutcome(
                 key: key, fingerprint: row["fingerprint"], refused: row["refused"], body: row["outcome"],
                 baseRevision: row["base_revision"], createdAt: row["created_at"])
