@@ -8,6 +8,7 @@ import NIOHTTPTypesHTTP1
 import Logging
 import PrefsKit
 import PrefsStore
+import Synchronization
 import TestHarness
 import Testing
 
@@ -27,9 +28,11 @@ struct Serving {
         self.limits = limits
     }
 
-    /// The raw-bytes handler as the server builds it.
-    func front() -> FrontAnswerHandler {
-        FrontAnswerHandler(api: api, methods: PlainMethods(api.endpoints), occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
+    /// The raw-bytes handler as the server builds it, for a connection on `eventLoop`.
+    func front(on eventLoop: any EventLoop) -> FrontAnswerHandler {
+        FrontAnswerHandler(
+            api: api, methods: PlainMethods(api.endpoints), occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes,
+            eventLoop: eventLoop)
     }
 }
 
@@ -46,7 +49,7 @@ struct Serving {
         let serving = serving ?? Serving(store, limits: limits)
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
-        if front { try pipeline.addHandler(serving.front()) }
+        if front { try pipeline.addHandler(serving.front(on: channel.eventLoop)) }
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ConnectionHandler())
@@ -191,6 +194,30 @@ struct Serving {
             let answers = try Self.written(by: channel)
             #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count == 3)
             #expect(answers.range(of: #""value":1"#)!.lowerBound < answers.range(of: #""source":"none""#)!.lowerBound)
+        }
+    }
+
+    /// What starts Hummingbird's request loop for a connection (`FrontFirstChannel`): reported
+    /// when the handler steps aside, never while it answers requests itself, and as false when
+    /// the connection closes first.
+    @Test(.timeLimit(.minutes(1))) func reportsWhetherItSteppedAside() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let serving = Serving(store)
+            let answered = try Self.channel(over: store, serving: serving)
+            let front = try answered.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
+            try answered.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\n\r\n"))
+            #expect(try Self.written(by: answered).hasPrefix("HTTP/1.1 200 OK"))
+            let reported = Mutex<Bool?>(nil)
+            front.steppedAside.whenSuccess { value in reported.withLock { $0 = value } }
+            #expect(reported.withLock { $0 } == nil)
+            _ = try answered.finish()
+            #expect(reported.withLock { $0 } == false)
+
+            let passed = try Self.channel(over: store, serving: serving)
+            let steppingAside = try passed.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
+            try passed.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n"))
+            #expect(try await steppingAside.steppedAside.get() == true)
+            #expect(try Self.passedOn(by: passed) == 2)
         }
     }
 

@@ -37,7 +37,8 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
             try? pipeline.addHandler(HTTP1ConnectionHandler(), position: .before(codec))
         }
-        let front = FrontAnswerHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
+        let front = FrontAnswerHandler(
+            api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes, eventLoop: context.eventLoop)
         try? pipeline.addHandler(front, position: .first)
         pipeline.removeHandler(context: context, promise: nil)
     }

@@ -50,14 +50,23 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last answer written to a `GET` or `POST` that kept the connection open, to write again
     /// as it is.
     private var lastWritten: WrittenAnswer?
+    /// Reports whether the handler stepped aside (true) or the connection closed first (false):
+    /// what starts Hummingbird's request loop for the connection (``FrontFirstChannel``).
+    private let stepAside: EventLoopPromise<Bool>
+    /// Whether ``stepAside`` is reported.
+    private var stepAsideReported = false
+
+    /// Whether the handler stepped aside (true) or the connection closed first (false).
+    var steppedAside: EventLoopFuture<Bool> { stepAside.futureResult }
 
     /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
     /// worked out once per server) with bodies up to `maximumBodyBytes`, counting connections per
-    /// loop in `occupancy`.
-    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
+    /// loop in `occupancy`, on the connection's `eventLoop`.
+    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int, eventLoop: any EventLoop) {
         self.api = api
         self.occupancy = occupancy
         state = StateMachine(maximumBodyBytes: maximumBodyBytes, methods: methods)
+        stepAside = eventLoop.makePromise()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -80,6 +89,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         occupancy.connectionClosed(on: context.eventLoop)
         state.connectionGone()?.end()
+        reportStepAside(false)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -127,6 +137,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         state.connectionGone()?.end()
+        reportStepAside(false)
         context.fireChannelInactive()
     }
 
@@ -349,9 +360,18 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands the connection to the decoder (the state has stepped aside), passing it `bytes`.
     private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
+        // Hummingbird's request loop for the connection starts, and takes what is passed on.
+        reportStepAside(true)
         // NIO reads again after every read from now on, as the handlers behind expect.
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
         if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }
         resumeReading(context: context)
+    }
+
+    /// Reports, once, whether the handler stepped aside.
+    private func reportStepAside(_ steppedAside: Bool) {
+        guard !stepAsideReported else { return }
+        stepAsideReported = true
+        stepAside.succeed(steppedAside)
     }
 }

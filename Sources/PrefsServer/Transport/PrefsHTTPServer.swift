@@ -59,7 +59,7 @@ package struct PrefsHTTPServer: Sendable {
         let applicationLogger = Self.applicationLogger(logger)
         application = Application(
             responder: HummingbirdResponder(api: api, endings: endings),
-            server: .http1(
+            server: .frontFirst(
                 configuration: .init(
                     additionalChannelHandlers: [
                         ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
@@ -77,7 +77,7 @@ package struct PrefsHTTPServer: Sendable {
             let api = api.listening(with: console.access)
             return Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
-                server: .http1(
+                server: .frontFirst(
                     configuration: .init(
                         additionalChannelHandlers: [
                             ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
