@@ -1,9 +1,8 @@
 import NIOCore
-import NIOHTTPTypesHTTP1
 
 /// Sets up the front of a new connection, then leaves the pipeline: receive buffers that start
-/// smaller and may grow larger than NIO's; an ``HTTP1ConnectionHandler`` before the HTTP types
-/// codec; and a ``FrontAnswerHandler`` before the HTTP decoder.
+/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` first (which has the HTTP
+/// decoder put behind it when it steps aside, ``FrontFirstChannel``).
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
 /// sent a request holds one for as long as it is open: for 10 000 watch connections, 20 MiB at
@@ -34,9 +33,6 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
-        if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
-            try? pipeline.addHandler(HTTP1ConnectionHandler(), position: .before(codec))
-        }
         let front = FrontAnswerHandler(
             api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes, eventLoop: context.eventLoop)
         try? pipeline.addHandler(front, position: .first)

@@ -55,6 +55,10 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let stepAside: EventLoopPromise<Bool>
     /// Whether ``stepAside`` is reported.
     private var stepAsideReported = false
+    /// What puts the handlers that take what the handler passes on behind it, run as it steps
+    /// aside, before it passes anything on (``FrontFirstChannel``); nil where they are there from
+    /// the start.
+    var willStepAside: (() throws -> Void)?
 
     /// Whether the handler stepped aside (true) or the connection closed first (false).
     var steppedAside: EventLoopFuture<Bool> { stepAside.futureResult }
@@ -360,7 +364,14 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands the connection to the decoder (the state has stepped aside), passing it `bytes`.
     private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
-        // Hummingbird's request loop for the connection starts, and takes what is passed on.
+        // Hummingbird's handlers are put behind this one, and its request loop for the connection
+        // starts, to take what is passed on.
+        do {
+            try willStepAside?()
+        } catch {
+            return context.close(promise: nil)
+        }
+        willStepAside = nil
         reportStepAside(true)
         // NIO reads again after every read from now on, as the handlers behind expect.
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
