@@ -212,12 +212,18 @@ import Testing
         }
         #expect(passing.map { String(buffer: $0) } == "GET /v1/pr")
         #expect(machine.isSteppedAside)
-        // Other events in the idle state go on.
+        // In the idle state, the client closing its side closes the connection (no request loop
+        // behind would), and other events go on.
         var other = Machine(maximumBodyBytes: 1024, methods: .of([.get, .put]))
-        guard case .forward = other.eventTriggered(ChannelEvent.inputClosed, isInputClosed: true, isQuiesce: false) else {
-            Issue.record("kept the client's close with nothing to answer")
+        guard case .forward = other.eventTriggered(ChannelEvent.outputClosed, isInputClosed: false, isQuiesce: false) else {
+            Issue.record("kept an event with nothing to answer")
             return
         }
+        guard case .close(let feed) = other.eventTriggered(ChannelEvent.inputClosed, isInputClosed: true, isQuiesce: false) else {
+            Issue.record("did not close when the client did, with nothing to answer")
+            return
+        }
+        #expect(feed == nil)
     }
 
     @Test func aWatchCarriesNothingElseAndEndsWhenItsClientGoes() {

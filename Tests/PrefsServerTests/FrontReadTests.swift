@@ -221,6 +221,20 @@ struct Serving {
         }
     }
 
+    /// A connection whose client has closed its side with nothing to answer is closed: no request
+    /// loop behind the front handler would close it (`FrontFirstChannel`).
+    @Test func closesAnIdleConnectionWhoseInputClosed() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let channel = try Self.channel(over: store)
+            try channel.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\n\r\n"))
+            #expect(try Self.written(by: channel).hasPrefix("HTTP/1.1 200 OK"))
+            #expect(channel.isActive)
+            channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            #expect(!channel.isActive)
+            #expect(try Self.passedOn(by: channel) == 0)
+        }
+    }
+
     @Test func stepsAsideWhenTheServerStartsToStop() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let channel = try Self.channel(over: store)

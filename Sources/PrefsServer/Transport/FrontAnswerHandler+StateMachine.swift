@@ -307,6 +307,13 @@ extension FrontAnswerHandler {
                 if isInputClosed { return .close(endingFeed: nil) }
                 return isQuiesce ? .stepAsideAndForward(passing: stepAside()) : .forward
             case .idle:
+                // The client has closed its side (or the server has, being cancelled) with no
+                // answer to wait for: the connection ends, as Hummingbird's request loop would
+                // end it — which is not there to (``FrontFirstChannel``).
+                if isInputClosed {
+                    state = .closing
+                    return .close(endingFeed: nil)
+                }
                 return isQuiesce ? .stepAsideAndForward(passing: stepAside()) : .forward
             }
         }
