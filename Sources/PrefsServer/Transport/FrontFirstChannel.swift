@@ -28,8 +28,6 @@ struct FrontFirstChannel: ServerChildChannel {
 
     /// The connection Hummingbird would serve: its configuration and request loop.
     let http1: HTTP1Channel
-    /// The connections whose task waits, ended when the server is cancelled.
-    let waiting: WaitingConnections
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
@@ -43,14 +41,13 @@ struct FrontFirstChannel: ServerChildChannel {
     }
 
     func handle(value connection: Connection, logger: Logger) async {
-        // Ended as Hummingbird's own loop is when the server is cancelled — its client's side
-        // closed — by the server's one cancellation handler (``FrontFirstService``): a handler of
-        // its own would take the task past the memory it starts with.
-        waiting.add(connection.channel)
-        let http: HTTP1Channel.Value? = await withUnsafeContinuation { continuation in
-            connection.http.whenComplete { continuation.resume(returning: (try? $0.get()) ?? nil) }
+        // Cancelled as Hummingbird's own loop is when the server stops at once: the client's side
+        // is closed, and the connection ends.
+        let http = await withTaskCancellationHandler {
+            (try? await connection.http.get()) ?? nil
+        } onCancel: {
+            connection.channel.close(mode: .input, promise: nil)
         }
-        waiting.remove(connection.channel)
         guard let http else { return }
         await http1.handle(value: http, logger: logger)
     }
@@ -83,10 +80,7 @@ struct FrontFirstChannel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// An HTTP/1 server whose connections are answered at the front first (``FrontFirstChannel``),
     /// with Hummingbird's `http1(configuration:)` handlers once one needs them.
-    /// Its connections waiting for the front handler are kept in `waiting`.
-    static func frontFirst(configuration: HTTP1Channel.Configuration, waiting: WaitingConnections) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
-            FrontFirstChannel(http1: HTTP1Channel(responder: responder, configuration: configuration), waiting: waiting)
-        }
+    static func frontFirst(configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in FrontFirstChannel(http1: HTTP1Channel(responder: responder, configuration: configuration)) }
     }
 }

@@ -19,11 +19,12 @@ import Prometheus
 /// uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
 /// gracefully with their ServiceGroup.
 package struct PrefsHTTPServer: Sendable {
-    /// The Hummingbird application on the Unix socket; run it inside a ServiceGroup.
-    package let application: FrontFirstService<Application<HummingbirdResponder>>
+    /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
+    /// ServiceGroup.
+    package let application: Application<HummingbirdResponder>
     /// The same API on loopback TCP behind bearer tokens, when a ``TCPListener`` was given;
     /// run it beside ``application``.
-    package let tcpApplication: FrontFirstService<Application<HummingbirdResponder>>?
+    package let tcpApplication: Application<HummingbirdResponder>?
 
     /// Serves `engine` on the Unix socket at `socketPath`, accepting only connections from this
     /// process's user.
@@ -56,8 +57,7 @@ package struct PrefsHTTPServer: Sendable {
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
-        let waiting = WaitingConnections()
-        let unixApplication = Application(
+        application = Application(
             responder: HummingbirdResponder(api: api, endings: endings),
             server: .frontFirst(
                 configuration: .init(
@@ -65,8 +65,7 @@ package struct PrefsHTTPServer: Sendable {
                         ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
                         PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger), DisconnectHandler(endings: endings),
                         QuiesceGraceHandler(),
-                    ]),
-                waiting: waiting),
+                    ])),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
                 chmod(socketPath, 0o600)
@@ -74,22 +73,19 @@ package struct PrefsHTTPServer: Sendable {
             },
             logger: applicationLogger
         )
-        application = FrontFirstService(server: unixApplication, waiting: waiting)
         tcpApplication = listener.map { listener in
             let api = api.listening(with: console.access)
-            let tcpApplication = Application(
+            return Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
                 server: .frontFirst(
                     configuration: .init(
                         additionalChannelHandlers: [
                             ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
                             DisconnectHandler(endings: endings), QuiesceGraceHandler(),
-                        ]),
-                    waiting: waiting),
+                        ])),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
                 logger: applicationLogger
             )
-            return FrontFirstService(server: tcpApplication, waiting: waiting)
         }
     }
 

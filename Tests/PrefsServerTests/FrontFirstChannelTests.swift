@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import Hummingbird
 import Logging
 import PrefsKit
 import PrefsSocket
@@ -16,8 +17,9 @@ import Testing
 
 /// A connection answered at the front has a task that waits for the front handler to step aside
 /// (``FrontFirstChannel``) rather than one in Hummingbird's request loop, which a cancelled server
-/// ends: the server ends those itself (``FrontFirstService``).
-@Suite struct FrontFirstServiceTests {
+/// ends: it ends the waiting ones too, closing the client's side, which the front handler takes
+/// for the end of an idle connection.
+@Suite struct FrontFirstChannelTests {
     @Test(.timeLimit(.minutes(1))) func aCancelledServerEndsTheConnectionsWaitingAtTheFront() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
