@@ -88,65 +88,61 @@ do {
         // The writer checkpoints 250 ms after its last commit: let that pass, so that the reads'
         // CPU is the reads' own.
         usleep(500_000)
-        for connections in [1, 16] {
-            // At least 10 000 reads per run, so that one run lasts long enough to measure; the
-            // daemon and redis in turns, three times each (medians), as the write rates are.
-            let requests = max(perConnection, (quick ? 2000 : 10_000) / connections)
+        /// `load` on the daemon and `redisLoad` on redis, in turns, three times each (medians):
+        /// each one's rate and CPU µs per request (redis's nil without redis).
+        func againstRedis(
+            requests: Int, _ load: @escaping () throws -> Double, redisRequests: Int,
+            _ redisLoad: @escaping (BenchRedis) throws -> Double
+        ) throws -> (daemon: (rate: Double, cpu: Double), redis: (rate: Double, cpu: Double)?) {
             var measurements: [() throws -> [Double]] = [
                 {
-                    let gets = try metered(daemon.meter, requests: connections * requests) {
-                        try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests)
-                    }
-                    return [gets.rate, gets.cpu]
+                    let measured = try metered(daemon.meter, requests: requests, load)
+                    return [measured.rate, measured.cpu]
                 }
             ]
             if let redis {
                 measurements.append {
-                    let gets = try metered(redis.meter, requests: connections * requests) {
-                        try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false)
-                    }
-                    return [gets.rate, gets.cpu]
+                    let measured = try metered(redis.meter, requests: redisRequests) { try redisLoad(redis) }
+                    return [measured.rate, measured.cpu]
                 }
             }
             let medians = try Load.interleavedMedians(rounds: quick ? 1 : 3, measurements)
-            let (gets, redisGets) = (medians[0], medians.count > 1 ? medians[1] : nil)
+            return ((medians[0][0], medians[0][1]), medians.count > 1 ? (medians[1][0], medians[1][1]) : nil)
+        }
+        for connections in [1, 16] {
+            // At least 10 000 reads per run, so that one run lasts long enough to measure.
+            let requests = max(perConnection, (quick ? 2000 : 10_000) / connections)
+            let (gets, redisGets) = try againstRedis(
+                requests: connections * requests,
+                { try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests) },
+                redisRequests: connections * requests,
+                { redis in try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false) })
             let plural = connections == 1 ? "connection" : "connections"
             table.add(
-                "GET/s, \(connections) \(plural)", gets[0], baseline: redisGets.map { ("redis GET/s", $0[0]) },
+                "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
                 target: redis == nil ? unmeasured : connections == 16 ? "≥ 0.9×" : "-")
             table.add(
-                "daemon CPU µs per GET, \(connections) \(plural)", gets[1], baseline: redisGets.map { ("redis µs per GET", $0[1]) },
+                "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
                 target: redis == nil ? unmeasured : connections == 16 ? "≤ 1.4×" : "-")
         }
         // Writes as clients send them — each with an Idempotency-Key, a User-Agent and a
-        // Prefs-Reason, its author recorded — against redis's SETs, in turns (medians).
+        // Prefs-Reason, its author recorded — against redis's SETs.
         let writers = 16
         let writesPerWriter = quick ? 200 : 1000
-        var writeMeasurements: [() throws -> [Double]] = [
+        let (sets, redisSets) = try againstRedis(
+            requests: writers * writesPerWriter,
             {
-                let sets = try metered(daemon.meter, requests: writers * writesPerWriter) {
-                    try Load.writesPerSecond(
-                        daemon, clients: writers, writesPerClient: writesPerWriter, idempotent: true, attributed: true)
-                }
-                return [sets.rate, sets.cpu]
-            }
-        ]
-        if let redis {
-            writeMeasurements.append {
-                let sets = try metered(redis.meter, requests: writers * perConnection) {
-                    try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true)
-                }
-                return [sets.rate, sets.cpu]
-            }
-        }
-        let writeMedians = try Load.interleavedMedians(rounds: quick ? 1 : 3, writeMeasurements)
-        let (sets, redisSets) = (writeMedians[0], writeMedians.count > 1 ? writeMedians[1] : nil)
+                try Load.writesPerSecond(
+                    daemon, clients: writers, writesPerClient: writesPerWriter, idempotent: true, attributed: true)
+            },
+            redisRequests: writers * perConnection,
+            { redis in try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true) })
         table.add(
-            "writes/s, 16 connections, full, keyed and attributed", sets[0],
-            baseline: redisSets.map { ("redis SET/s, no persistence", $0[0]) }, target: "-")
+            "writes/s, 16 connections, full, keyed and attributed", sets.rate,
+            baseline: redisSets.map { ("redis SET/s, no persistence", $0.rate) }, target: "-")
         table.add(
-            "daemon CPU µs per write, 16 connections, keyed and attributed", sets[1],
-            baseline: redisSets.map { ("redis µs per SET", $0[1]) }, target: redis == nil ? "≤ 25 µs" : "≤ 25 µs, ≤ 5×")
+            "daemon CPU µs per write, 16 connections, keyed and attributed", sets.cpu,
+            baseline: redisSets.map { ("redis µs per SET", $0.cpu) }, target: redis == nil ? "≤ 25 µs" : "≤ 25 µs, ≤ 5×")
         redis?.stop()
 
         // MARK: A write with an Idempotency-Key against one without, in turns (medians)
