@@ -26,8 +26,11 @@ struct FrontFirstChannel: ServerChildChannel {
         let http: EventLoopFuture<HTTP1Channel.Value?>
     }
 
-    /// The connection Hummingbird would serve: its configuration and request loop.
+    /// The connection Hummingbird would serve: its configuration (whose additional handlers a
+    /// connection starts with) and request loop.
     let http1: HTTP1Channel
+    /// Handlers of HTTP parts, put behind Hummingbird's codec with its handlers.
+    let partHandlers: @Sendable () -> [any RemovableChannelHandler]
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
@@ -54,7 +57,8 @@ struct FrontFirstChannel: ServerChildChannel {
 
     /// Hummingbird's HTTP/1 handlers, in `HTTP1Channel.setup`'s order, behind `front` (with
     /// prefsd's HTTP/1 rules, ``HTTP1ConnectionHandler``, before the HTTP types codec) and at the
-    /// end, and the async channel its request loop reads from and writes to.
+    /// end (after ``partHandlers``), and the async channel its request loop reads from and writes
+    /// to.
     private func makeHTTP(on channel: any Channel, behind front: FrontAnswerHandler, logger: Logger) throws -> HTTP1Channel.Value {
         let pipeline = channel.pipeline.syncOperations
         var limits = NIOHTTPDecoderLimitConfiguration()
@@ -71,6 +75,7 @@ struct FrontFirstChannel: ServerChildChannel {
         )
         let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
         try pipeline.addHandlers([HTTP1ConnectionHandler(), HTTP1ToHTTPServerCodec(secure: false)], position: .after(decoder))
+        try pipeline.addHandlers(partHandlers())
         try pipeline.addHandler(
             HTTPConnectionStateHandler(idleTimeout: http1.configuration.idleTimeout.map { .init($0) }, logger: logger))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
@@ -78,9 +83,15 @@ struct FrontFirstChannel: ServerChildChannel {
 }
 
 extension HTTPServerBuilder {
-    /// An HTTP/1 server whose connections are answered at the front first (``FrontFirstChannel``),
-    /// with Hummingbird's `http1(configuration:)` handlers once one needs them.
-    static func frontFirst(configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in FrontFirstChannel(http1: HTTP1Channel(responder: responder, configuration: configuration)) }
+    /// An HTTP/1 server whose connections are answered at the front first (``FrontFirstChannel``):
+    /// each starts with `configuration`'s additional handlers, and has Hummingbird's
+    /// `http1(configuration:)` handlers, with `partHandlers` behind its codec, once it needs them.
+    static func frontFirst(
+        configuration: HTTP1Channel.Configuration,
+        partHandlers: @autoclosure @escaping @Sendable () -> [any RemovableChannelHandler]
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            FrontFirstChannel(http1: HTTP1Channel(responder: responder, configuration: configuration), partHandlers: partHandlers)
+        }
     }
 }

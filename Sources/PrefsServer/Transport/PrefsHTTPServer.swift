@@ -15,8 +15,9 @@ import Prometheus
 ///
 /// Both listeners carry the same connection pipeline: the raw-bytes path
 /// (``FrontAnswerHandler``) in front, Hummingbird behind it (``HummingbirdResponder``), and the
-/// HTTP/1 rules between them (``HTTP1ConnectionHandler``); the Unix socket also checks its peer's
-/// uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
+/// HTTP/1 rules between them (``HTTP1ConnectionHandler``) — Hummingbird's part and the handlers of
+/// HTTP parts set up only once a connection needs them (``FrontFirstChannel``); the Unix socket
+/// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
 /// gracefully with their ServiceGroup.
 package struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
@@ -63,9 +64,9 @@ package struct PrefsHTTPServer: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [
                         ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
-                        PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger), DisconnectHandler(endings: endings),
-                        QuiesceGraceHandler(),
-                    ])),
+                        PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger),
+                    ]),
+                partHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()]),
             configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
             onServerRunning: { _ in
                 chmod(socketPath, 0o600)
@@ -80,9 +81,9 @@ package struct PrefsHTTPServer: Sendable {
                 server: .frontFirst(
                     configuration: .init(
                         additionalChannelHandlers: [
-                            ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
-                            DisconnectHandler(endings: endings), QuiesceGraceHandler(),
-                        ])),
+                            ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
+                        ]),
+                    partHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()]),
                 configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
                 logger: applicationLogger
             )
