@@ -371,7 +371,6 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } catch {
             return context.close(promise: nil)
         }
-        willStepAside = nil
         reportStepAside(true)
         // NIO reads again after every read from now on, as the handlers behind expect.
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
@@ -379,8 +378,10 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         resumeReading(context: context)
     }
 
-    /// Reports, once, whether the handler stepped aside.
+    /// Reports, once, whether the handler stepped aside, and lets go of ``willStepAside`` (which
+    /// holds the connection and this handler).
     private func reportStepAside(_ steppedAside: Bool) {
+        willStepAside = nil
         guard !stepAsideReported else { return }
         stepAsideReported = true
         stepAside.succeed(steppedAside)
