@@ -10,6 +10,21 @@ struct ProcessMeter {
     /// Resident memory, in MiB.
     var residentMiB: Double { statusMiB("VmRSS:") }
 
+    /// Resident memory once it stops moving — the same, within 0.1 MiB, for 100 ms (at most 2 s
+    /// of waiting) — in MiB: an idle process's. A daemon that has just answered its first request
+    /// may still be finishing its start (prefsd gives back its start-up code pages once ready).
+    var settledResidentMiB: Double {
+        var samples = [residentMiB]
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            usleep(10_000)
+            samples.append(residentMiB)
+            let recent = samples.suffix(10)
+            if recent.count == 10, let low = recent.min(), let high = recent.max(), high - low < 0.1 { break }
+        }
+        return samples.last!
+    }
+
     /// The most resident memory the process has had, in MiB.
     var peakResidentMiB: Double { statusMiB("VmHWM:") }
 

@@ -209,7 +209,7 @@ do {
 
     if section("watchers") {
         let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
-        let idleRSS = daemon.meter.residentMiB
+        let idleRSS = daemon.meter.settledResidentMiB
         let before = try Load.microsecondsPerWrite(daemon, count: writes)
         var watchers = try Load.openIdleWatchers(daemon, count: watcherCount)
         let with = try Load.microsecondsPerWrite(daemon, count: writes)
