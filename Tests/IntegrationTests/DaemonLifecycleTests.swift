@@ -6,9 +6,9 @@ import Testing
 
 /// Starting, stopping, crashing and restarting the real daemon.
 @Suite struct DaemonLifecycleTests {
-    /// `--event-loops N` sets how many threads serve connections (three here: not the default on
-    /// this machine, one fewer than its cores), and they serve connections at once, a watch among
-    /// them. Fewer than one is a usage error.
+    /// `--event-loops N` sets how many threads serve connections (three here, more than the default
+    /// of one fewer than the cores on a two-core machine), and they serve connections at once, a
+    /// watch among them. Fewer than one is a usage error.
     @Test func eventLoopsSetsTheThreadsThatServeConnections() async throws {
         let daemon = try await Daemon(arguments: ["--event-loops", "3"])
         let pid = try await daemon.client.status().pid

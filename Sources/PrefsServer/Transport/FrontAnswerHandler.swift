@@ -51,17 +51,16 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// as it is.
     private var lastWritten: WrittenAnswer?
     /// Reports whether the handler stepped aside (true) or the connection closed first (false):
-    /// what starts Hummingbird's request loop for the connection (``FrontFirstChannel``).
-    private let stepAside: EventLoopPromise<Bool>
-    /// Whether ``stepAside`` is reported.
-    private var stepAsideReported = false
+    /// what starts Hummingbird's request loop for the connection (``FrontFirstChannel``); nil
+    /// once reported.
+    private var stepAside: EventLoopPromise<Bool>?
     /// What puts the handlers that take what the handler passes on behind it, run as it steps
     /// aside, before it passes anything on (``FrontFirstChannel``); nil where they are there from
     /// the start.
     var willStepAside: (() throws -> Void)?
 
     /// Whether the handler stepped aside (true) or the connection closed first (false).
-    var steppedAside: EventLoopFuture<Bool> { stepAside.futureResult }
+    let steppedAside: EventLoopFuture<Bool>
 
     /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
     /// worked out once per server) with bodies up to `maximumBodyBytes`, counting connections per
@@ -70,7 +69,9 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.api = api
         self.occupancy = occupancy
         state = StateMachine(maximumBodyBytes: maximumBodyBytes, methods: methods)
-        stepAside = eventLoop.makePromise()
+        let stepAside = eventLoop.makePromise(of: Bool.self)
+        self.stepAside = stepAside
+        steppedAside = stepAside.futureResult
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -382,8 +383,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// holds the connection and this handler).
     private func reportStepAside(_ steppedAside: Bool) {
         willStepAside = nil
-        guard !stepAsideReported else { return }
-        stepAsideReported = true
-        stepAside.succeed(steppedAside)
+        stepAside?.succeed(steppedAside)
+        stepAside = nil
     }
 }

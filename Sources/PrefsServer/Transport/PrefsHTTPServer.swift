@@ -17,8 +17,8 @@ import Prometheus
 /// (``FrontAnswerHandler``) in front, Hummingbird behind it (``HummingbirdResponder``), and the
 /// HTTP/1 rules between them (``HTTP1ConnectionHandler``) — Hummingbird's part and the handlers of
 /// HTTP parts set up only once a connection needs them (``FrontFirstChannel``); the Unix socket
-/// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
-/// gracefully with their ServiceGroup.
+/// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as
+/// services: they stop gracefully with their ServiceGroup.
 package struct PrefsHTTPServer: Sendable {
     /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
     /// ServiceGroup.
