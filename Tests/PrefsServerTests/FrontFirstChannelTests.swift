@@ -15,12 +15,12 @@ import Testing
 
 @testable import PrefsServer
 
-/// A connection answered at the front has a task that waits for the front handler to step aside
-/// (``FrontFirstChannel``) rather than one in Hummingbird's request loop, which a cancelled server
-/// ends: it ends the waiting ones too, closing the client's side, which the front handler takes
-/// for the end of an idle connection.
+/// A connection answered at the front holds no task (``FrontFirstChannel``), unlike one in
+/// Hummingbird's request loop, which a cancelled server ends: a cancelled server closes the client's
+/// side of those too (``FrontFirstConnections``), which the front handler takes for the end of an
+/// idle connection, and ends the request loops of those that stepped aside.
 @Suite struct FrontFirstChannelTests {
-    @Test(.timeLimit(.minutes(1))) func aCancelledServerEndsTheConnectionsWaitingAtTheFront() async throws {
+    @Test(.timeLimit(.minutes(1))) func aCancelledServerClosesItsConnections() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
             defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -35,7 +35,8 @@ import Testing
             }
             for await _ in ready { break }
 
-            // A connection answered at the front: its task now waits for the front handler.
+            // A connection answered at the front, and one whose front handler stepped aside (an
+            // HTTP/1.0 request): Hummingbird's request loop answers it, and waits for the next.
             let connection = try UnixSocket.descriptor(connectedTo: socketPath)
             defer { close(connection) }
             let request = Array("GET /v1/prefs/a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n".utf8)
@@ -43,14 +44,21 @@ import Testing
             var buffer = [UInt8](repeating: 0, count: 4096)
             let answer = UnixSocket.receive(connection, into: &buffer, count: buffer.count)
             #expect(answer > 0 && String(decoding: buffer[..<max(answer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+            let steppedAside = try UnixSocket.descriptor(connectedTo: socketPath)
+            defer { close(steppedAside) }
+            let keptAlive = Array("GET /v1/prefs/a.b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".utf8)
+            #expect(send(steppedAside, keptAlive, keptAlive.count, 0) == keptAlive.count)
+            let loopAnswer = UnixSocket.receive(steppedAside, into: &buffer, count: buffer.count)
+            #expect(loopAnswer > 0 && String(decoding: buffer[..<max(loopAnswer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
 
-            // Cancelled, the server returns — it would wait on that task for as long as the
-            // client keeps the connection open — and the connection is closed.
+            // Cancelled, the server returns, both connections closed.
             running.cancel()
             try await waitUntil("the cancelled server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
-            var closed = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            #expect(poll(&closed, 1, 0) == 1)
-            #expect(recv(connection, &buffer, buffer.count, 0) == 0)
+            for descriptor in [connection, steppedAside] {
+                var closed = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                try #require(poll(&closed, 1, 0) == 1)
+                #expect(recv(descriptor, &buffer, buffer.count, 0) == 0)
+            }
         }
     }
 }

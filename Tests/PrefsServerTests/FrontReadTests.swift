@@ -28,11 +28,10 @@ struct Serving {
         self.limits = limits
     }
 
-    /// The raw-bytes handler as the server builds it, for a connection on `eventLoop`.
-    func front(on eventLoop: any EventLoop) -> FrontAnswerHandler {
+    /// The raw-bytes handler as the server builds it.
+    func front() -> FrontAnswerHandler {
         FrontAnswerHandler(
-            api: api, methods: PlainMethods(api.endpoints), occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes,
-            eventLoop: eventLoop)
+            api: api, methods: PlainMethods(api.endpoints), occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
     }
 }
 
@@ -49,7 +48,7 @@ struct Serving {
         let serving = serving ?? Serving(store, limits: limits)
         let channel = EmbeddedChannel()
         let pipeline = channel.pipeline.syncOperations
-        if front { try pipeline.addHandler(serving.front(on: channel.eventLoop)) }
+        if front { try pipeline.addHandler(serving.front()) }
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ConnectionHandler())
@@ -199,25 +198,36 @@ struct Serving {
 
     /// What starts Hummingbird's request loop for a connection (`FrontFirstChannel`): reported
     /// when the handler steps aside, never while it answers requests itself, and as false when
-    /// the connection closes first.
-    @Test(.timeLimit(.minutes(1))) func reportsWhetherItSteppedAside() async throws {
+    /// the connection closes first; a connection whose handlers could not be set up closes.
+    @Test func reportsWhetherItSteppedAside() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let serving = Serving(store)
             let answered = try Self.channel(over: store, serving: serving)
+            let reported = Mutex<[Bool]>([])
             let front = try answered.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
+            front.stepsAside = { steppedAside in reported.withLock { $0.append(steppedAside) } }
             try answered.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.1\r\n\r\n"))
             #expect(try Self.written(by: answered).hasPrefix("HTTP/1.1 200 OK"))
-            let reported = Mutex<Bool?>(nil)
-            front.steppedAside.whenSuccess { value in reported.withLock { $0 = value } }
-            #expect(reported.withLock { $0 } == nil)
+            #expect(reported.withLock { $0 } == [])
             _ = try answered.finish()
-            #expect(reported.withLock { $0 } == false)
+            #expect(reported.withLock { $0 } == [false])
 
             let passed = try Self.channel(over: store, serving: serving)
+            let told = Mutex<[Bool]>([])
             let steppingAside = try passed.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
+            steppingAside.stepsAside = { steppedAside in told.withLock { $0.append(steppedAside) } }
             try passed.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n"))
-            #expect(try await steppingAside.steppedAside.get() == true)
+            #expect(told.withLock { $0 } == [true])
             #expect(try Self.passedOn(by: passed) == 2)
+            _ = try passed.finish(acceptAlreadyClosed: true)
+            #expect(told.withLock { $0 } == [true])
+
+            // What steps aside could not set up what takes the bytes: the connection closes.
+            let failing = try Self.channel(over: store, serving: serving)
+            let cannotStepAside = try failing.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
+            cannotStepAside.stepsAside = { _ in throw ChannelError.ioOnClosedChannel }
+            try failing.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n"))
+            #expect(!failing.isActive)
         }
     }
 
@@ -234,7 +244,7 @@ struct Serving {
                 let channel = try Self.channel(over: store, serving: serving)
                 let front = try channel.pipeline.syncOperations.handler(type: FrontAnswerHandler.self)
                 // As the server's does: it holds the handler itself.
-                front.willStepAside = { _ = (channel, front) }
+                front.stepsAside = { _ in _ = (channel, front) }
                 if stepsAside {
                     steppedFront = front
                     try channel.writeInbound(ByteBuffer(string: "GET /v1/prefs/k.v HTTP/1.0\r\n\r\n"))

@@ -125,7 +125,7 @@ import Testing
             let pipeline = channel.pipeline.syncOperations
             if let before { try pipeline.addHandler(before) }
             try pipeline.addHandlers([
-                serving.front(on: channel.eventLoop),
+                serving.front(),
                 ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
             ])
             if let behind { try pipeline.addHandler(behind) }
@@ -220,7 +220,7 @@ import Testing
             let loop = EmbeddedEventLoop()
             let channels = try (0..<2).map { _ in
                 let channel = EmbeddedChannel(loop: loop)
-                try channel.pipeline.syncOperations.addHandler(serving.front(on: loop))
+                try channel.pipeline.syncOperations.addHandler(serving.front())
                 return channel
             }
             #expect(!occupancy.isAlone(on: loop))

@@ -33,8 +33,7 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
-        let front = FrontAnswerHandler(
-            api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes, eventLoop: context.eventLoop)
+        let front = FrontAnswerHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
         try? pipeline.addHandler(front, position: .first)
         pipeline.removeHandler(context: context, promise: nil)
     }

@@ -50,28 +50,20 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last answer written to a `GET` or `POST` that kept the connection open, to write again
     /// as it is.
     private var lastWritten: WrittenAnswer?
-    /// Reports whether the handler stepped aside (true) or the connection closed first (false):
-    /// what starts Hummingbird's request loop for the connection (``FrontFirstChannel``); nil
-    /// once reported.
-    private var stepAside: EventLoopPromise<Bool>?
-    /// What puts the handlers that take what the handler passes on behind it, run as it steps
-    /// aside, before it passes anything on (``FrontFirstChannel``); nil where they are there from
-    /// the start.
-    var willStepAside: (() throws -> Void)?
-
-    /// Whether the handler stepped aside (true) or the connection closed first (false).
-    let steppedAside: EventLoopFuture<Bool>
+    /// Told, once, whether the handler steps aside (true: run before it passes anything on, to
+    /// put behind it the handlers that take what it passes, and to start Hummingbird's request
+    /// loop for the connection, ``FrontFirstChannel``; the connection closes if it throws) or the
+    /// connection closed first (false); nil where those handlers are there from the start. The
+    /// handler lets go of it once told, as it holds the connection and this handler.
+    var stepsAside: ((_ steppedAside: Bool) throws -> Void)?
 
     /// Answers what `api` answers, taking requests by `methods` (the methods of `api`'s endpoints,
     /// worked out once per server) with bodies up to `maximumBodyBytes`, counting connections per
-    /// loop in `occupancy`, on the connection's `eventLoop`.
-    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int, eventLoop: any EventLoop) {
+    /// loop in `occupancy`.
+    init(api: API, methods: PlainMethods, occupancy: EventLoopOccupancy, maximumBodyBytes: Int) {
         self.api = api
         self.occupancy = occupancy
         state = StateMachine(maximumBodyBytes: maximumBodyBytes, methods: methods)
-        let stepAside = eventLoop.makePromise(of: Bool.self)
-        self.stepAside = stepAside
-        steppedAside = stepAside.futureResult
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -94,7 +86,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         occupancy.connectionClosed(on: context.eventLoop)
         state.connectionGone()?.end()
-        reportStepAside(false)
+        try? reportStepAside(false)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -142,7 +134,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         state.connectionGone()?.end()
-        reportStepAside(false)
+        try? reportStepAside(false)
         context.fireChannelInactive()
     }
 
@@ -368,22 +360,20 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // Hummingbird's handlers are put behind this one, and its request loop for the connection
         // starts, to take what is passed on.
         do {
-            try willStepAside?()
+            try reportStepAside(true)
         } catch {
             return context.close(promise: nil)
         }
-        reportStepAside(true)
         // NIO reads again after every read from now on, as the handlers behind expect.
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
         if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }
         resumeReading(context: context)
     }
 
-    /// Reports, once, whether the handler stepped aside, and lets go of ``willStepAside`` (which
-    /// holds the connection and this handler).
-    private func reportStepAside(_ steppedAside: Bool) {
-        willStepAside = nil
-        stepAside?.succeed(steppedAside)
-        stepAside = nil
+    /// Tells ``stepsAside``, once, whether the handler stepped aside, and lets go of it.
+    private func reportStepAside(_ steppedAside: Bool) throws {
+        let report = stepsAside
+        stepsAside = nil
+        try report?(steppedAside)
     }
 }

@@ -11,19 +11,17 @@ import NIOHTTPTypesHTTP1
 /// to stop).
 ///
 /// Nearly every connection is answered in full at the front — reads, writes, watches — and never
-/// uses Hummingbird's HTTP decoder and encoder, its async channel, or the request loop its task
-/// runs. Made at once, they held about 8 KiB of each idle connection's 12: the loop suspended in
-/// its task (5.7 KiB of async frames) and the handlers. Here a connection starts with the front
-/// handler and prefsd's own handlers; the others are put behind the front handler, as
-/// `HTTP1Channel.setup` would have put them, at the moment it steps aside, before it passes on a
-/// byte; and the connection's task waits on one future until then, ending if the connection closes
-/// first.
+/// uses Hummingbird's HTTP decoder and encoder, its async channel, or the request loop a task runs
+/// for it. Made at once, they held about 8 KiB of each idle connection's 12: the loop suspended
+/// in its task (5.7 KiB of async frames) and the handlers. Here a connection starts with the front
+/// handler and prefsd's own handlers, and its task in Hummingbird's server ends at once. The
+/// others are put behind the front handler, as `HTTP1Channel.setup` would have put them, at the
+/// moment it steps aside, before it passes on a byte; and the request loop is then run beside the
+/// server (``FrontFirstConnections``, ``FrontFirstApplication``).
 struct FrontFirstChannel: ServerChildChannel {
-    /// A connection, and its async channel once the front handler has stepped aside (nil if it
-    /// closed first).
+    /// A connection, served by its handlers.
     struct Connection: ServerChildChannelValue {
         let channel: any Channel
-        let http: EventLoopFuture<HTTP1Channel.Value?>
     }
 
     /// The connection Hummingbird would serve: its configuration (whose additional handlers a
@@ -31,29 +29,28 @@ struct FrontFirstChannel: ServerChildChannel {
     let http1: HTTP1Channel
     /// Handlers of HTTP parts, put behind Hummingbird's codec with its handlers.
     let partHandlers: @Sendable () -> [any RemovableChannelHandler]
+    /// The server's connections, which run the request loops.
+    let connections: FrontFirstConnections
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandlers(http1.configuration.additionalChannelHandlers())
             let front = try pipeline.handler(type: FrontAnswerHandler.self)
-            let http = NIOLoopBoundBox<HTTP1Channel.Value?>(nil, eventLoop: channel.eventLoop)
-            front.willStepAside = { http.value = try makeHTTP(on: channel, behind: front, logger: logger) }
-            return Connection(channel: channel, http: front.steppedAside.map { steppedAside in steppedAside ? http.value : nil })
+            try connections.opened(channel)
+            front.stepsAside = { steppedAside in
+                connections.leftTheFront(channel)
+                guard steppedAside else { return }
+                let http = try makeHTTP(on: channel, behind: front, logger: logger)
+                try connections.run { await http1.handle(value: http, logger: logger) }
+            }
+            return Connection(channel: channel)
         }
     }
 
-    func handle(value connection: Connection, logger: Logger) async {
-        // Cancelled as Hummingbird's own loop is when the server stops at once: the client's side
-        // is closed, and the connection ends.
-        let http = await withTaskCancellationHandler {
-            (try? await connection.http.get()) ?? nil
-        } onCancel: {
-            connection.channel.close(mode: .input, promise: nil)
-        }
-        guard let http else { return }
-        await http1.handle(value: http, logger: logger)
-    }
+    /// Returns at once: the connection's handlers serve it, and a request loop is run for it if it
+    /// needs one (``setup(channel:logger:)``).
+    func handle(value connection: Connection, logger: Logger) async {}
 
     /// Hummingbird's HTTP/1 handlers, in `HTTP1Channel.setup`'s order, behind `front` (with
     /// prefsd's HTTP/1 rules, ``HTTP1ConnectionHandler``, before the HTTP types codec) and at the
@@ -85,13 +82,17 @@ struct FrontFirstChannel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// An HTTP/1 server whose connections are answered at the front first (``FrontFirstChannel``):
     /// each starts with `configuration`'s additional handlers, and has Hummingbird's
-    /// `http1(configuration:)` handlers, with `partHandlers` behind its codec, once it needs them.
+    /// `http1(configuration:)` handlers, with `partHandlers` behind its codec, once it needs them,
+    /// and its request loop run by `connections`.
     static func frontFirst(
         configuration: HTTP1Channel.Configuration,
-        partHandlers: @autoclosure @escaping @Sendable () -> [any RemovableChannelHandler]
+        partHandlers: @autoclosure @escaping @Sendable () -> [any RemovableChannelHandler],
+        connections: FrontFirstConnections
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            FrontFirstChannel(http1: HTTP1Channel(responder: responder, configuration: configuration), partHandlers: partHandlers)
+            FrontFirstChannel(
+                http1: HTTP1Channel(responder: responder, configuration: configuration), partHandlers: partHandlers,
+                connections: connections)
         }
     }
 }

@@ -6,6 +6,7 @@ import Musl
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import PrefsEngine
 import PrefsKit
 import Prometheus
@@ -20,12 +21,11 @@ import Prometheus
 /// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as
 /// services: they stop gracefully with their ServiceGroup.
 package struct PrefsHTTPServer: Sendable {
-    /// The Hummingbird application on the Unix socket; run it with `runService()` or inside a
-    /// ServiceGroup.
-    package let application: Application<HummingbirdResponder>
+    /// The application on the Unix socket; run it inside a ServiceGroup, or on its own.
+    package let application: FrontFirstApplication
     /// The same API on loopback TCP behind bearer tokens, when a ``TCPListener`` was given;
     /// run it beside ``application``.
-    package let tcpApplication: Application<HummingbirdResponder>?
+    package let tcpApplication: FrontFirstApplication?
 
     /// Serves `engine` on the Unix socket at `socketPath`, accepting only connections from this
     /// process's user.
@@ -58,36 +58,53 @@ package struct PrefsHTTPServer: Sendable {
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
         let applicationLogger = Self.applicationLogger(logger)
-        application = Application(
-            responder: HummingbirdResponder(api: api, endings: endings),
-            server: .frontFirst(
-                configuration: .init(
-                    additionalChannelHandlers: [
-                        ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
-                        PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger),
-                    ]),
-                partHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()]),
-            configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: "prefsd"),
-            onServerRunning: { _ in
+        let partHandlers: @Sendable () -> [any RemovableChannelHandler] = {
+            [DisconnectHandler(endings: endings), QuiesceGraceHandler()]
+        }
+        application = Self.frontFirst(
+            serving: api, endings: endings, address: .unixDomainSocket(path: socketPath),
+            handlers: {
+                [
+                    ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
+                    PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger),
+                ]
+            },
+            partHandlers: partHandlers, logger: applicationLogger,
+            onServerRunning: {
                 chmod(socketPath, 0o600)
                 await onReady()
-            },
-            logger: applicationLogger
-        )
+            })
         tcpApplication = listener.map { listener in
             let api = api.listening(with: console.access)
-            return Application(
+            return Self.frontFirst(
+                serving: api, endings: endings, address: .hostname(listener.host, port: listener.port),
+                handlers: {
+                    [ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)]
+                },
+                partHandlers: partHandlers, logger: applicationLogger)
+        }
+    }
+
+    /// An application serving `api` at `address`, whose connections start with `handlers` and
+    /// have `partHandlers` behind Hummingbird's codec once they need it (``FrontFirstChannel``).
+    private static func frontFirst(
+        serving api: API, endings: WatchEndings, address: BindAddress,
+        handlers: @escaping @Sendable () -> [any RemovableChannelHandler],
+        partHandlers: @escaping @Sendable () -> [any RemovableChannelHandler],
+        logger: Logger, onServerRunning: (@Sendable () async -> Void)? = nil
+    ) -> FrontFirstApplication {
+        let connections = FrontFirstConnections()
+        return FrontFirstApplication(
+            application: Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
                 server: .frontFirst(
-                    configuration: .init(
-                        additionalChannelHandlers: [
-                            ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)
-                        ]),
-                    partHandlers: [DisconnectHandler(endings: endings), QuiesceGraceHandler()]),
-                configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "prefsd"),
-                logger: applicationLogger
-            )
-        }
+                    configuration: .init(additionalChannelHandlers: handlers()), partHandlers: partHandlers(),
+                    connections: connections),
+                configuration: .init(address: address, serverName: "prefsd"),
+                onServerRunning: { _ in await onServerRunning?() },
+                logger: logger
+            ),
+            connections: connections)
     }
 
     /// The logger Hummingbird's applications log with: `logger`, but their own info lines

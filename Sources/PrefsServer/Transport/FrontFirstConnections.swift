@@ -1,0 +1,66 @@
+import NIOCore
+import Synchronization
+
+/// The connections of one front-first server (``FrontFirstChannel``): those answered at the front,
+/// which need no task, and the request loops of those whose front handler stepped aside, which
+/// ``FrontFirstApplication`` runs.
+///
+/// A connection answered at the front is served by its handlers alone, on its event loop; its
+/// task in Hummingbird's server ends as soon as it starts. Were it to wait there instead, as
+/// Hummingbird's own request loop does, every idle connection would hold the task and its async
+/// frames (about 2.5 KiB; 25 MiB for 10 000 watchers). What a waiting task would still do is kept
+/// here instead: the server, stopped at once, closes the client's side of each connection still
+/// answered at the front (which the front handler takes for the end of an idle connection), as
+/// Hummingbird's loop does when its task is cancelled.
+final class FrontFirstConnections: Sendable {
+    private struct State {
+        /// The connections answered at the front, by their channel.
+        var answeredAtTheFront: [ObjectIdentifier: any Channel] = [:]
+        /// Whether the server has stopped: a connection that comes or steps aside now is refused.
+        var isFinished = false
+    }
+
+    /// Thrown to a connection that comes, or steps aside, once the server has stopped: the front
+    /// handler closes it.
+    struct Finished: Error {}
+
+    private let state = Mutex(State())
+    /// The request loops of connections that stepped aside, to run until the server stops.
+    let requestLoops: AsyncStream<@Sendable () async -> Void>
+    private let requestLoopsInput: AsyncStream<@Sendable () async -> Void>.Continuation
+
+    init() {
+        (requestLoops, requestLoopsInput) = AsyncStream.makeStream()
+    }
+
+    /// A new connection, answered at the front until it steps aside or closes (``leftTheFront(_:)``).
+    func opened(_ channel: any Channel) throws {
+        try state.withLock { state in
+            guard !state.isFinished else { throw Finished() }
+            state.answeredAtTheFront[ObjectIdentifier(channel)] = channel
+        }
+    }
+
+    /// `channel`'s front handler stepped aside, or it closed.
+    func leftTheFront(_ channel: any Channel) {
+        _ = state.withLock { $0.answeredAtTheFront.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// Runs a connection's request loop, once it has stepped aside.
+    func run(_ requestLoop: @escaping @Sendable () async -> Void) throws {
+        guard case .enqueued = requestLoopsInput.yield(requestLoop) else { throw Finished() }
+    }
+
+    /// The server has stopped: closes the client's side of the connections answered at the front
+    /// and returns once they have closed, and ends ``requestLoops``.
+    func finish() async {
+        let answeredAtTheFront = state.withLock { state in
+            state.isFinished = true
+            defer { state.answeredAtTheFront = [:] }
+            return state.answeredAtTheFront.values
+        }
+        requestLoopsInput.finish()
+        for channel in answeredAtTheFront { channel.close(mode: .input, promise: nil) }
+        for channel in answeredAtTheFront { try? await channel.closeFuture.get() }
+    }
+}
