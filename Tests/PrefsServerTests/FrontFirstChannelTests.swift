@@ -35,29 +35,36 @@ import Testing
             }
             for await _ in ready { break }
 
-            // A connection answered at the front, and one whose front handler stepped aside (an
-            // HTTP/1.0 request): Hummingbird's request loop answers it, and waits for the next.
-            let connection = try UnixSocket.descriptor(connectedTo: socketPath)
-            defer { close(connection) }
-            let request = Array("GET /v1/prefs/a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n".utf8)
-            #expect(send(connection, request, request.count, 0) == request.count)
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let answer = UnixSocket.receive(connection, into: &buffer, count: buffer.count)
-            #expect(answer > 0 && String(decoding: buffer[..<max(answer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
-            let steppedAside = try UnixSocket.descriptor(connectedTo: socketPath)
-            defer { close(steppedAside) }
-            let keptAlive = Array("GET /v1/prefs/a.b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n".utf8)
-            #expect(send(steppedAside, keptAlive, keptAlive.count, 0) == keptAlive.count)
-            let loopAnswer = UnixSocket.receive(steppedAside, into: &buffer, count: buffer.count)
-            #expect(loopAnswer > 0 && String(decoding: buffer[..<max(loopAnswer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+            // Connections answered at the front — a read, a watch — and one whose front handler
+            // stepped aside (an HTTP/1.0 request): Hummingbird's request loop answers it, and
+            // waits for the next.
+            var connections: [Int32] = []
+            defer { connections.forEach { close($0) } }
+            for request in [
+                "GET /v1/prefs/a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n", "GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n",
+                "GET /v1/prefs/a.b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            ] {
+                let connection = try UnixSocket.descriptor(connectedTo: socketPath)
+                connections.append(connection)
+                let bytes = Array(request.utf8)
+                #expect(send(connection, bytes, bytes.count, 0) == bytes.count)
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let answer = UnixSocket.receive(connection, into: &buffer, count: buffer.count)
+                #expect(answer > 0 && String(decoding: buffer[..<max(answer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+            }
 
-            // Cancelled, the server returns, both connections closed.
+            // Cancelled, the server returns, every connection closed: what is left to read ends.
             running.cancel()
             try await waitUntil("the cancelled server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
-            for descriptor in [connection, steppedAside] {
-                var closed = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                try #require(poll(&closed, 1, 0) == 1)
-                #expect(recv(descriptor, &buffer, buffer.count, 0) == 0)
+            for connection in connections {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    var readable = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                    try #require(poll(&readable, 1, 0) == 1)
+                    let count = recv(connection, &buffer, buffer.count, 0)
+                    try #require(count >= 0)
+                    if count == 0 { break }
+                }
             }
         }
     }
