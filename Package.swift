@@ -254,8 +254,9 @@ let package = Package(
         .testTarget(
             name: "PrefsServerTests",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsServer", "PrefsSocket", "TestHarness",
+                "PrefsKit", "PrefsEngine", "PrefsStore", "PrefsServer", "PrefsSocket", "TestHarness",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -6,9 +6,11 @@ import Musl
 import Foundation
 import Hummingbird
 import Logging
+import PrefsEngine
 import PrefsKit
 import PrefsSocket
 import PrefsStore
+import ServiceLifecycle
 import Synchronization
 import TestHarness
 import Testing
@@ -16,9 +18,10 @@ import Testing
 @testable import PrefsServer
 
 /// A connection answered at the front holds no task (``FrontFirstChannel``), unlike one in
-/// Hummingbird's request loop, which a cancelled server ends: a cancelled server closes the client's
-/// side of those too (``FrontFirstConnections``), which the front handler takes for the end of an
-/// idle connection, and ends the request loops of those that stepped aside.
+/// Hummingbird's request loop, which a stopping server waits for or, cancelled, ends. The server
+/// does the same for those (``FrontFirstConnections``): stopped gracefully, it returns once each
+/// has finished; cancelled, it closes the client's side of each, which the front handler takes
+/// for the end of an idle connection, and ends the request loops of those that stepped aside.
 @Suite struct FrontFirstChannelTests {
     @Test(.timeLimit(.minutes(1))) func aCancelledServerClosesItsConnections() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
@@ -66,6 +69,54 @@ import Testing
                     if count == 0 { break }
                 }
             }
+        }
+    }
+
+    /// Hummingbird's server returns as soon as it stops accepting, its tasks for these connections
+    /// long ended: the application does not, and leaves the connections answered at the front
+    /// open until they finish — a watch until the engine ends it, with its last event.
+    @Test(.timeLimit(.minutes(1))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let socketPath = folder + "/s.sock"
+            let (ready, announceReady) = AsyncStream<Void>.makeStream()
+            let server = try PrefsHTTPServer(
+                engine: store, socketPath: socketPath, logger: Logger(label: "test"), onReady: { announceReady.yield() })
+            let group = ServiceGroup(configuration: .init(services: [server.application], logger: Logger(label: "test")))
+            let returned = Atomic<Bool>(false)
+            let running = Task {
+                defer { returned.store(true, ordering: .releasing) }
+                try await group.run()
+            }
+            defer { running.cancel() }
+            for await _ in ready { break }
+
+            let watch = try UnixSocket.descriptor(connectedTo: socketPath)
+            defer { close(watch) }
+            let request = Array("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n".utf8)
+            #expect(send(watch, request, request.count, 0) == request.count)
+            var received = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !received.contains(": watching") {
+                let count = UnixSocket.receive(watch, into: &buffer, count: buffer.count)
+                try #require(count > 0)
+                received += String(decoding: buffer[..<count], as: UTF8.self)
+            }
+
+            await group.triggerGracefulShutdown()
+            try await waitUntil("the server stops accepting", timeout: .seconds(20)) { !UnixSocket.isAnswering(socketPath) }
+            let returnedEarly = returned.load(ordering: .acquiring)
+            #expect(!returnedEarly)
+            store.endWatches()
+            while true {
+                let count = UnixSocket.receive(watch, into: &buffer, count: buffer.count)
+                try #require(count >= 0)
+                if count == 0 { break }
+                received += String(decoding: buffer[..<count], as: UTF8.self)
+            }
+            #expect(received.contains("event: shutdown"))
+            try await waitUntil("the server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
         }
     }
 }

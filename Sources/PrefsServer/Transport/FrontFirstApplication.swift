@@ -6,10 +6,11 @@ import ServiceLifecycle
 /// service (it stops gracefully with its ServiceGroup, as the application does) or on its own.
 ///
 /// The loops run in a task group of their own, beside the application rather than in its server's
-/// tasks: a connection answered at the front holds no task (``FrontFirstConnections``). Stopped
-/// gracefully, the application closes every connection before it returns, the loops' too;
-/// cancelled, the loops are cancelled (each closes its client's side, as in Hummingbird's server),
-/// and the connections answered at the front are closed before this returns.
+/// tasks: a connection answered at the front holds no task (``FrontFirstConnections``). Either
+/// way this returns only once every connection has closed. Stopped gracefully, each connection is
+/// asked to finish, and closes once it has; cancelled, the loops are cancelled (each closes its
+/// client's side, as in Hummingbird's server), and the client's side of the connections answered
+/// at the front is closed.
 package struct FrontFirstApplication: Service {
     /// The application, whose server's connections are ``connections``'.
     let application: Application<HummingbirdResponder>
@@ -23,10 +24,13 @@ package struct FrontFirstApplication: Service {
                 do {
                     try await application.run()
                 } catch {
-                    await connections.finish()
+                    await connections.finish(closing: true)
                     throw error
                 }
-                await connections.finish()
+                // Hummingbird's server returns as soon as it stops accepting: its tasks for these
+                // connections have ended long before. Stopped gracefully, it has asked each to
+                // finish (`ChannelShouldQuiesceEvent`); cancelled, they are closed now.
+                await connections.finish(closing: Task.isCancelled)
             }
             for await requestLoop in connections.requestLoops {
                 group.addTask { await requestLoop() }

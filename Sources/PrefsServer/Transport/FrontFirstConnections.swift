@@ -9,19 +9,20 @@ import Synchronization
 /// task in Hummingbird's server ends as soon as it starts. Were it to wait there instead, as
 /// Hummingbird's own request loop does, every idle connection would hold the task and its async
 /// frames (about 2.5 KiB; 25 MiB for 10 000 watchers). What a waiting task would still do is kept
-/// here instead: the server, stopped at once, closes the client's side of each connection still
-/// answered at the front (which the front handler takes for the end of an idle connection), as
-/// Hummingbird's loop does when its task is cancelled.
+/// here instead: the server does not return before those connections have closed — once each has
+/// finished, when it stops gracefully; at once when it is cancelled, closing the client's side of
+/// each (which the front handler takes for the end of an idle connection), as Hummingbird's loop
+/// does when its task is cancelled.
 final class FrontFirstConnections: Sendable {
     private struct State {
         /// The connections answered at the front, by their channel.
         var answeredAtTheFront: [ObjectIdentifier: any Channel] = [:]
-        /// Whether the server has stopped: a connection that comes or steps aside now is refused.
+        /// Whether the server has stopped: a connection that comes now is refused.
         var isFinished = false
     }
 
-    /// Thrown to a connection that comes, or steps aside, once the server has stopped: the front
-    /// handler closes it.
+    /// Thrown to a connection that comes once the server has stopped, or steps aside once its
+    /// request loops have ended: it is closed.
     struct Finished: Error {}
 
     private let state = Mutex(State())
@@ -51,16 +52,21 @@ final class FrontFirstConnections: Sendable {
         guard case .enqueued = requestLoopsInput.yield(requestLoop) else { throw Finished() }
     }
 
-    /// The server has stopped: closes the client's side of the connections answered at the front
-    /// and returns once they have closed, and ends ``requestLoops``.
-    func finish() async {
+    /// The server has stopped: no connection is taken from now on. Returns once every connection
+    /// answered at the front has closed — at once if `closing` (a cancelled server: this closes the
+    /// client's side of each, which the front handler takes for the end of an idle connection), or
+    /// as each ends by itself (a server stopped gracefully has asked each to finish, and a request
+    /// sent meanwhile is still answered) — then ends ``requestLoops``. A connection may still step
+    /// aside meanwhile, and have its request loop run.
+    func finish(closing: Bool) async {
         let answeredAtTheFront = state.withLock { state in
             state.isFinished = true
-            defer { state.answeredAtTheFront = [:] }
-            return state.answeredAtTheFront.values
+            return Array(state.answeredAtTheFront.values)
         }
-        requestLoopsInput.finish()
-        for channel in answeredAtTheFront { channel.close(mode: .input, promise: nil) }
+        if closing {
+            for channel in answeredAtTheFront { channel.close(mode: .input, promise: nil) }
+        }
         for channel in answeredAtTheFront { try? await channel.closeFuture.get() }
+        requestLoopsInput.finish()
     }
 }
