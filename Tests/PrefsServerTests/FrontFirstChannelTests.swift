@@ -24,13 +24,7 @@ import Testing
 /// for the end of an idle connection, and ends the request loops of those that stepped aside.
 @Suite struct FrontFirstChannelTests {
     @Test(.timeLimit(.minutes(1))) func aCancelledServerClosesItsConnections() async throws {
-        try await withStore(try EmbeddedStore.temporary()) { store in
-            let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            let socketPath = folder + "/s.sock"
-            let (ready, announceReady) = AsyncStream<Void>.makeStream()
-            let server = try PrefsHTTPServer(
-                engine: store, socketPath: socketPath, logger: Logger(label: "test"), onReady: { announceReady.yield() })
+        try await Self.withServer { store, server, socketPath, ready in
             let returned = Atomic<Bool>(false)
             let running = Task {
                 defer { returned.store(true, ordering: .releasing) }
@@ -76,13 +70,7 @@ import Testing
     /// long ended: the application does not, and leaves the connections answered at the front
     /// open until they finish — a watch until the engine ends it, with its last event.
     @Test(.timeLimit(.minutes(1))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
-        try await withStore(try EmbeddedStore.temporary()) { store in
-            let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            let socketPath = folder + "/s.sock"
-            let (ready, announceReady) = AsyncStream<Void>.makeStream()
-            let server = try PrefsHTTPServer(
-                engine: store, socketPath: socketPath, logger: Logger(label: "test"), onReady: { announceReady.yield() })
+        try await Self.withServer { store, server, socketPath, ready in
             let group = ServiceGroup(configuration: .init(services: [server.application], logger: Logger(label: "test")))
             let returned = Atomic<Bool>(false)
             let running = Task {
@@ -117,6 +105,22 @@ import Testing
             }
             #expect(received.contains("event: shutdown"))
             try await waitUntil("the server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
+        }
+    }
+
+    /// Runs `body` with a store, a server of it on a socket in a folder of its own (removed after),
+    /// and a stream that yields once the server is ready.
+    private static func withServer(
+        _ body: (_ store: EmbeddedStore, _ server: PrefsHTTPServer, _ socketPath: String, _ ready: AsyncStream<Void>) async throws -> Void
+    ) async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let folder = "/tmp/prefsd-front-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let socketPath = folder + "/s.sock"
+            let (ready, announceReady) = AsyncStream<Void>.makeStream()
+            let server = try PrefsHTTPServer(
+                engine: store, socketPath: socketPath, logger: Logger(label: "test"), onReady: { announceReady.yield() })
+            try await body(store, server, socketPath, ready)
         }
     }
 }
