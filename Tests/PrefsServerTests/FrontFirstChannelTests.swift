@@ -25,11 +25,7 @@ import Testing
 @Suite struct FrontFirstChannelTests {
     @Test(.timeLimit(.minutes(1))) func aCancelledServerClosesItsConnections() async throws {
         try await Self.withServer { store, server, socketPath, ready in
-            let returned = Atomic<Bool>(false)
-            let running = Task {
-                defer { returned.store(true, ordering: .releasing) }
-                try await server.application.run()
-            }
+            let running = Running { try await server.application.run() }
             for await _ in ready { break }
 
             // Connections answered at the front — a read, a watch — and one whose front handler
@@ -41,28 +37,15 @@ import Testing
                 "GET /v1/prefs/a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n", "GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n",
                 "GET /v1/prefs/a.b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
             ] {
-                let connection = try UnixSocket.descriptor(connectedTo: socketPath)
+                let (connection, answer) = try Self.send(request, to: socketPath)
                 connections.append(connection)
-                let bytes = Array(request.utf8)
-                #expect(send(connection, bytes, bytes.count, 0) == bytes.count)
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let answer = UnixSocket.receive(connection, into: &buffer, count: buffer.count)
-                #expect(answer > 0 && String(decoding: buffer[..<max(answer, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
             }
 
             // Cancelled, the server returns, every connection closed: what is left to read ends.
-            running.cancel()
-            try await waitUntil("the cancelled server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
-            for connection in connections {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    var readable = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-                    try #require(poll(&readable, 1, 0) == 1)
-                    let count = recv(connection, &buffer, buffer.count, 0)
-                    try #require(count >= 0)
-                    if count == 0 { break }
-                }
-            }
+            running.task.cancel()
+            try await waitUntil("the cancelled server returns", timeout: .seconds(20)) { running.returned }
+            for connection in connections { _ = try Self.readToEnd(connection, waiting: false) }
         }
     }
 
@@ -72,39 +55,41 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
         try await Self.withServer { store, server, socketPath, ready in
             let group = ServiceGroup(configuration: .init(services: [server.application], logger: Logger(label: "test")))
-            let returned = Atomic<Bool>(false)
-            let running = Task {
-                defer { returned.store(true, ordering: .releasing) }
-                try await group.run()
-            }
-            defer { running.cancel() }
+            let running = Running { try await group.run() }
+            defer { running.task.cancel() }
             for await _ in ready { break }
-
-            let watch = try UnixSocket.descriptor(connectedTo: socketPath)
+            let (watch, _) = try Self.send("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n", to: socketPath, until: ": watching")
             defer { close(watch) }
-            let request = Array("GET /v1/watch?key=a.b HTTP/1.1\r\nHost: prefsd\r\n\r\n".utf8)
-            #expect(send(watch, request, request.count, 0) == request.count)
-            var received = ""
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !received.contains(": watching") {
-                let count = UnixSocket.receive(watch, into: &buffer, count: buffer.count)
-                try #require(count > 0)
-                received += String(decoding: buffer[..<count], as: UTF8.self)
-            }
 
             await group.triggerGracefulShutdown()
             try await waitUntil("the server stops accepting", timeout: .seconds(20)) { !UnixSocket.isAnswering(socketPath) }
-            let returnedEarly = returned.load(ordering: .acquiring)
+            let returnedEarly = running.returned
             #expect(!returnedEarly)
             store.endWatches()
-            while true {
-                let count = UnixSocket.receive(watch, into: &buffer, count: buffer.count)
-                try #require(count >= 0)
-                if count == 0 { break }
-                received += String(decoding: buffer[..<count], as: UTF8.self)
+            #expect(try Self.readToEnd(watch, waiting: true).contains("event: shutdown"))
+            try await waitUntil("the server returns", timeout: .seconds(20)) { running.returned }
+        }
+    }
+
+    /// A server's run in a task, and whether it has returned.
+    private struct Running: Sendable {
+        let task: Task<Void, any Error>
+        private let flag = Flag()
+
+        init(_ run: @escaping @Sendable () async throws -> Void) {
+            task = Task { [flag] in
+                defer { flag.set() }
+                try await run()
             }
-            #expect(received.contains("event: shutdown"))
-            try await waitUntil("the server returns", timeout: .seconds(20)) { returned.load(ordering: .acquiring) }
+        }
+
+        /// Whether the run has returned.
+        var returned: Bool { flag.isSet }
+
+        private final class Flag: Sendable {
+            private let value = Atomic<Bool>(false)
+            var isSet: Bool { value.load(ordering: .acquiring) }
+            func set() { value.store(true, ordering: .releasing) }
         }
     }
 
@@ -121,6 +106,37 @@ import Testing
             let server = try PrefsHTTPServer(
                 engine: store, socketPath: socketPath, logger: Logger(label: "test"), onReady: { announceReady.yield() })
             try await body(store, server, socketPath, ready)
+        }
+    }
+
+    /// Sends `request` on a new connection to `socketPath`, and returns the connection and what it
+    /// received: its first read, or until it has received `until`.
+    private static func send(_ request: String, to socketPath: String, until: String? = nil) throws -> (Int32, String) {
+        let connection = try UnixSocket.descriptor(connectedTo: socketPath)
+        let bytes = Array(request.utf8)
+        #expect(Glibc.send(connection, bytes, bytes.count, 0) == bytes.count)
+        var received = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        repeat {
+            let count = UnixSocket.receive(connection, into: &buffer, count: buffer.count)
+            try #require(count > 0)
+            received += String(decoding: buffer[..<count], as: UTF8.self)
+        } while until.map { !received.contains($0) } ?? false
+        return (connection, received)
+    }
+
+    /// What is left to read on `connection` until it ends; `waiting` for it (at most 20 s), or
+    /// requiring it to be there already (the server has returned).
+    private static func readToEnd(_ connection: Int32, waiting: Bool) throws -> String {
+        var received = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var readable = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+            try #require(poll(&readable, 1, waiting ? 20_000 : 0) == 1)
+            let count = recv(connection, &buffer, buffer.count, 0)
+            try #require(count >= 0)
+            if count == 0 { return received }
+            received += String(decoding: buffer[..<count], as: UTF8.self)
         }
     }
 }

@@ -29,8 +29,9 @@ package struct FrontFirstApplication: Service {
                 }
                 // Hummingbird's server returns as soon as it stops accepting: its tasks for these
                 // connections have ended long before. Stopped gracefully, it has asked each to
-                // finish (`ChannelShouldQuiesceEvent`); cancelled, they are closed now.
-                await connections.finish(closing: Task.isCancelled)
+                // finish (`ChannelShouldQuiesceEvent`); cancelled, now or while they finish, they
+                // are closed.
+                await connections.finish(closing: false)
             }
             for await requestLoop in connections.requestLoops {
                 group.addTask { await requestLoop() }

@@ -53,20 +53,35 @@ final class FrontFirstConnections: Sendable {
     }
 
     /// The server has stopped: no connection is taken from now on. Returns once every connection
-    /// answered at the front has closed — at once if `closing` (a cancelled server: this closes the
-    /// client's side of each, which the front handler takes for the end of an idle connection), or
-    /// as each ends by itself (a server stopped gracefully has asked each to finish, and a request
-    /// sent meanwhile is still answered) — then ends ``requestLoops``. A connection may still step
-    /// aside meanwhile, and have its request loop run.
+    /// answered at the front has closed — at once if `closing` or the task is cancelled (this
+    /// closes the client's side of each, which the front handler takes for the end of an idle
+    /// connection), else as each ends by itself (a server stopped gracefully has asked each to
+    /// finish, and a request sent meanwhile is still answered) — then ends ``requestLoops``. A
+    /// connection may still step aside meanwhile, and have its request loop run.
     func finish(closing: Bool) async {
         let answeredAtTheFront = state.withLock { state in
             state.isFinished = true
             return Array(state.answeredAtTheFront.values)
         }
-        if closing {
-            for channel in answeredAtTheFront { channel.close(mode: .input, promise: nil) }
+        await withTaskCancellationHandler {
+            if closing { closeInputAtTheFront() }
+            for channel in answeredAtTheFront { try? await channel.closeFuture.get() }
+        } onCancel: {
+            closeInputAtTheFront()
         }
-        for channel in answeredAtTheFront { try? await channel.closeFuture.get() }
         requestLoopsInput.finish()
+    }
+
+    /// Closes the client's side of each connection still answered at the front, on its event
+    /// loop — where it steps aside — so that one that has stepped aside meanwhile is left to its
+    /// request loop, and one that has closed is left alone.
+    private func closeInputAtTheFront() {
+        let channels = state.withLock { Array($0.answeredAtTheFront.values) }
+        for channel in channels {
+            channel.eventLoop.execute {
+                let atTheFront = self.state.withLock { $0.answeredAtTheFront[ObjectIdentifier(channel)] != nil }
+                if atTheFront, channel.isActive { channel.close(mode: .input, promise: nil) }
+            }
+        }
     }
 }
