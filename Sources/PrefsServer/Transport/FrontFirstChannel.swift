@@ -86,7 +86,7 @@ extension HTTPServerBuilder {
     /// and its request loop run by `connections`.
     static func frontFirst(
         configuration: HTTP1Channel.Configuration,
-        partHandlers: @autoclosure @escaping @Sendable () -> [any RemovableChannelHandler],
+        partHandlers: @escaping @Sendable () -> [any RemovableChannelHandler],
         connections: FrontFirstConnections
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in

@@ -98,7 +98,7 @@ package struct PrefsHTTPServer: Sendable {
             application: Application(
                 responder: HummingbirdResponder(api: api, endings: endings),
                 server: .frontFirst(
-                    configuration: .init(additionalChannelHandlers: handlers()), partHandlers: partHandlers(),
+                    configuration: .init(additionalChannelHandlers: handlers()), partHandlers: partHandlers,
                     connections: connections),
                 configuration: .init(address: address, serverName: "prefsd"),
                 onServerRunning: { _ in await onServerRunning?() },
