@@ -10,13 +10,14 @@ extension PrefsClient {
 
     /// Sends `spec` and returns its answer.
     ///
-    /// A read goes once. A write goes with an `Idempotency-Key` (a new one, unless `spec` has one);
-    /// if the connection is lost after it went out (``UnansweredRequest``: the daemon was killed
-    /// or restarted), or the daemon answers that the same request is still in progress
-    /// (`request_in_progress`) or that it could not learn its outcome (`outcome_unknown`), it is
-    /// sent again with the same key, after a pause that doubles up to a second, until an answer
-    /// comes or ``writeRetryDeadline`` has passed — then it throws `outcome_unknown`. A write that
-    /// could not be sent at all (no daemon) fails at once, `unreachable`.
+    /// A read goes once. A write goes with an `Idempotency-Key` (a new one, a version 7 UUID from
+    /// `IdempotencyKey`, unless `spec` has one); if the connection is lost after it went out
+    /// (``UnansweredRequest``: the daemon was killed or restarted), or the daemon answers that the
+    /// same request is still in progress (`request_in_progress`) or that it could not learn its
+    /// outcome (`outcome_unknown`), it is sent again with the same key, after a pause that doubles
+    /// up to a second, until an answer comes or ``writeRetryDeadline`` has passed — then it throws
+    /// `outcome_unknown`. A write that could not be sent at all (no daemon) fails at once,
+    /// `unreachable`.
     ///
     /// `send` sends one try; `body`, when the request streams one, makes its bytes anew for each
     /// try (nil: they cannot be made again, and a lost answer is `outcome_unknown` at once).
@@ -33,7 +34,7 @@ extension PrefsClient {
         }
         var spec = spec
         if !spec.headers.contains(where: { $0.0.lowercased() == Self.idempotencyKeyHeader.lowercased() }) {
-            spec.headers.append((Self.idempotencyKeyHeader, UUID().uuidString))
+            spec.headers.append((Self.idempotencyKeyHeader, IdempotencyKey.make()))
         }
         // Who and why, for the change log.
         spec.headers.append(("User-Agent", userAgent))

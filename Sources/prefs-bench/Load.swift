@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Foundation
+import PrefsClientCore
 import Synchronization
 
 /// The load generators: each runs its clients on threads of their own with blocking keep-alive
@@ -78,12 +79,11 @@ enum Load {
     ) throws -> Double {
         let sockets = daemons.map(\.socketPath)
         let counter = Atomic<Int>(0)
-        let run = UUID().uuidString
         return try rate(connections: clients, requests: writesPerClient, open: { () throws -> (BenchConnection, Int) in
             let client = counter.add(1, ordering: .relaxed).oldValue
             return (try BenchConnection(socketPath: sockets[client % sockets.count]), client)
         }) { connection, index in
-            var headers = idempotent ? ["Idempotency-Key: \(run)-\(connection.1)-\(index)"] : []
+            var headers = idempotent ? ["Idempotency-Key: \(IdempotencyKey.make())"] : []
             if attributed { headers += ["User-Agent: prefs-bench/1", "Prefs-Reason: bench%20write%20\(index)"] }
             let status = try connection.0.request(
                 "PUT", "/v1/prefs/bench.c\(connection.1)?scope=/s\(index % 10)", body: "\(index)", headers: headers)

@@ -1,5 +1,6 @@
 import Foundation
 import PrefsClient
+import PrefsClientCore
 import PrefsKit
 import TestHarness
 import Testing
@@ -221,6 +222,25 @@ struct IdempotencyKeyTests {
             }
             #expect(try await Self.revision(daemon) == 0)
         }
+    }
+
+    /// The keys clients make are version 7 UUIDs that begin with the time they were made, so
+    /// that the daemon's index of keys grows at its end; each is new.
+    @Test func clientKeysBeginWithTheTime() throws {
+        // Half-way through each millisecond, so that no rounding of the Double moves it.
+        func millisecond(_ index: Int) -> Date { Date(timeIntervalSince1970: 1_764_000_000 + (Double(index) + 0.5) / 1000) }
+        let key = IdempotencyKey.make(at: millisecond(123))
+        let uuid = try #require(UUID(uuidString: key)).uuid
+        #expect(key.count == 36)
+        #expect(uuid.6 >> 4 == 7, "version 7")
+        #expect(uuid.8 >> 6 == 0b10, "RFC 9562's variant")
+        let milliseconds = [uuid.0, uuid.1, uuid.2, uuid.3, uuid.4, uuid.5].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(milliseconds == 1_764_000_000_123)
+
+        let keys = (0..<1000).map { IdempotencyKey.make(at: millisecond($0)) }
+        #expect(Set(keys).count == keys.count, "each key is new")
+        #expect(zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }, "a later millisecond sorts after")
+        #expect(Set(keys.map { $0.suffix(12) }).count == keys.count, "and the rest is random")
     }
 
     /// Two hosts of one PostgreSQL database share the keys: a request repeated through the other

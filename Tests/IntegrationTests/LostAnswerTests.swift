@@ -92,6 +92,9 @@ struct LostAnswerTests {
             #expect(unknown.status == 5)
             #expect(unknown.stderr.contains("may or may not have been stored"), "\(unknown.stderr)")
             #expect(unknown.stderr.contains("prefsctl get"))
+            // The key it sent, which it names, is one of `IdempotencyKey`'s: a version 7 UUID.
+            let key = try #require(unknown.stderr.firstMatch(of: /Idempotency-Key \(?([0-9A-F-]{36})/)?.1)
+            #expect(try #require(UUID(uuidString: String(key))).uuid.6 >> 4 == 7, "\(unknown.stderr)")
         } cleanup: {
             await daemon.stop()
         }
