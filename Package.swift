@@ -249,6 +249,7 @@ let package = Package(
             name: "PrefsStoreTests",
             dependencies: [
                 "PrefsKit", "PrefsEngine", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -26,21 +26,34 @@ enum ChangeLogRecords {
     /// Appends a committed change, with its time, author and reason.
     static func append(_ db: Database, _ change: LoggedChange) throws {
         let event = change.event
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO change (
-                    revision, kind, key, scope, value, old_value, old_revision, draft, attachment, account, thread,
-                    previous_thread, draft_revision, valid, created_at, author, agent, host, reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [
-                event.revision, event.kind.rawValue, event.key, event.scope?.path, event.value?.canonicalText,
-                change.oldValue, change.oldRevision, event.draft, event.attachment, event.account, event.thread,
-                event.previousThread, event.draftRevision, event.valid, change.time, change.author?.name,
-                change.author?.agent, change.author?.host, change.reason,
-            ]
-        )
+        try db.run(
+            """
+            INSERT INTO change (
+                revision, kind, key, scope, value, old_value, old_revision, draft, attachment, account, thread,
+                previous_thread, draft_revision, valid, created_at, author, agent, host, reason)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ) { row in
+            row.bind(event.revision)
+            row.bind(event.kind.rawValue)
+            row.bind(event.key)
+            row.bind(event.scope?.path)
+            row.bind(event.value?.canonicalText)
+            row.bind(change.oldValue)
+            row.bind(change.oldRevision)
+            row.bind(event.draft)
+            row.bind(event.attachment)
+            row.bind(event.account)
+            row.bind(event.thread)
+            row.bind(event.previousThread)
+            row.bind(event.draftRevision)
+            row.bind(event.valid)
+            row.bind(change.time)
+            row.bind(change.author?.name)
+            row.bind(change.author?.agent)
+            row.bind(change.author?.host)
+            row.bind(change.reason)
+        }
     }
 
     /// Drops the rows before `oldest` but those that set an entry stored now, and records `oldest`

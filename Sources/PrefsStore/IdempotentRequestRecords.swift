@@ -26,15 +26,19 @@ enum IdempotentRequestRecords {
     }
 
     static func insert(_ db: Database, _ outcome: StoredOutcome) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO idempotent_request (key, fingerprint, refused, outcome, base_revision, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """
-        ).execute(
-            arguments: [
-                outcome.key, outcome.fingerprint, outcome.refused, outcome.body, outcome.baseRevision, outcome.createdAt,
-            ])
+        try db.run(
+            """
+            INSERT INTO idempotent_request (key, fingerprint, refused, outcome, base_revision, created_at)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """
+        ) { row in
+            row.bind(outcome.key)
+            row.bind(outcome.fingerprint)
+            row.bind(outcome.refused)
+            row.bind(outcome.body)
+            row.bind(outcome.baseRevision)
+            row.bind(outcome.createdAt)
+        }
     }
 
     /// Drops the outcomes stored before `time`: the rows up to the first one stored since, which

@@ -26,12 +26,17 @@ enum PreferenceRecords {
     }
 
     static func upsertValue(_ db: Database, key: String, scope: ScopePath, value: JSONValue, revision: Revision) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO preference (key, scope, value, revision) VALUES (?, ?, ?, ?)
-                ON CONFLICT (key, scope) DO UPDATE SET value = excluded.value, revision = excluded.revision
-                """
-        ).execute(arguments: [key, scope.path, value.canonicalText, revision])
+        try db.run(
+            """
+            INSERT INTO preference (key, scope, value, revision) VALUES (?, ?, ?, ?)
+            ON CONFLICT (key, scope) DO UPDATE SET value = excluded.value, revision = excluded.revision
+            """
+        ) { row in
+            row.bind(key)
+            row.bind(scope.path)
+            row.bind(value.canonicalText)
+            row.bind(revision)
+        }
     }
 
     static func deleteValue(_ db: Database, key: String, scope: ScopePath) throws {

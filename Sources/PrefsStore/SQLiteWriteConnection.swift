@@ -40,19 +40,19 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
     }
 
     /// GRDB's `inSavepoint`, inside a transaction, with its statements compiled once per
-    /// connection rather than once per request. If SQLite rolls the transaction back midway,
-    /// rolling back to the savepoint fails, harmlessly.
+    /// connection rather than once per request, and run through SQLite's C API. If SQLite rolls
+    /// the transaction back midway, rolling back to the savepoint fails, harmlessly.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try db.cachedStatement(sql: "SAVEPOINT request").execute()
+        try db.run("SAVEPOINT request")
         do {
             let value = try body()
-            try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            try db.run("RELEASE SAVEPOINT request")
             return value
         } catch {
             // Rolling back alone would leave the savepoint on SQLite's stack. The first error is
             // the one to report, as GRDB's `inSavepoint` does.
-            try? db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT request").execute()
-            try? db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+            try? db.run("ROLLBACK TRANSACTION TO SAVEPOINT request")
+            try? db.run("RELEASE SAVEPOINT request")
             throw error
         }
     }
