@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import PrefsClientCore
 import PrefsKit
 import PrefsSocket
 import TestHarness
@@ -65,6 +66,31 @@ import Testing
             if let refused { #expect(!answer.contains(refused.dropFirst(7)), "the answer never repeats what was sent") }
             #expect(!answer.contains(#""value""#))
         }
+    }
+
+    /// A port another program listens on stops the daemon at start, saying so and what to do,
+    /// before its socket answers anyone or it says it is ready.
+    @Test func aTakenPortIsRefusedAtStart() async throws {
+        let (first, port) = try await Self.daemon(token: "t0ken")
+        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokenFile = folder.appending(path: "token").path
+        try "t0ken".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        let socket = folder.appending(path: "s.sock").path
+        // Bounded, in case it kept running: the test then fails rather than waits.
+        let second = try await CommandResult.runTool(
+            "/usr/bin/timeout",
+            ["20", CommandResult.binaries.appending(path: "prefsd").path, "--db", folder.appending(path: "p.sqlite").path,
+             "--socket", socket, "--listen", "127.0.0.1:\(port)", "--token-file", tokenFile])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("Cannot listen on 127.0.0.1:\(port): the address is already in use"), "\(second.stderr)")
+        #expect(second.stderr.contains("give --listen another port"))
+        #expect(!second.stderr.contains("ready on"))
+        #expect(!FileManager.default.fileExists(atPath: socket), "its socket never listened")
+        #expect(try await first.client.status().revision == 0, "the first daemon serves on")
+        await first.stop()
     }
 
     @Test func unsafeSetupsAreRefusedAtStart() async throws {

@@ -16,9 +16,17 @@ package struct FrontFirstApplication: Service {
     let application: Application<HummingbirdResponder>
     /// Its server's connections.
     let connections: FrontFirstConnections
+    /// The gate the application waits at before it starts listening, if any: it does not start
+    /// if the gate closes instead of opening.
+    var startsAfter: StartGate?
+    /// The gate the application closes once it stops, if any (its server opens it once
+    /// listening): one waiting at it is never left waiting.
+    var closesWhenDone: StartGate?
 
     /// Runs the application and its connections' request loops until it stops.
     package func run() async throws {
+        defer { closesWhenDone?.close() }
+        if let startsAfter, try await !startsAfter.wait() { return }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 do {

@@ -19,7 +19,8 @@ import Prometheus
 /// HTTP/1 rules between them (``HTTP1ConnectionHandler``) — Hummingbird's part and the handlers of
 /// HTTP parts set up only once a connection needs them (``FrontFirstChannel``); the Unix socket
 /// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as
-/// services: they stop gracefully with their ServiceGroup.
+/// services: they stop gracefully with their ServiceGroup. With a TCP listener, the Unix socket
+/// starts listening once the TCP address is bound (``StartGate``), and not at all if it cannot be.
 package struct PrefsHTTPServer: Sendable {
     /// The application on the Unix socket; run it inside a ServiceGroup, or on its own.
     package let application: FrontFirstApplication
@@ -61,7 +62,10 @@ package struct PrefsHTTPServer: Sendable {
         let partHandlers: @Sendable () -> [any RemovableChannelHandler] = {
             [DisconnectHandler(endings: endings), QuiesceGraceHandler()]
         }
-        application = Self.frontFirst(
+        // The socket waits for the TCP listener: a port taken stops the daemon before a client
+        // reaches it, and it is ready once both listen.
+        let tcpListening = listener.map { _ in StartGate() }
+        var application = Self.frontFirst(
             serving: api, endings: endings, address: .unixDomainSocket(path: socketPath),
             handlers: {
                 [
@@ -74,14 +78,18 @@ package struct PrefsHTTPServer: Sendable {
                 chmod(socketPath, 0o600)
                 await onReady()
             })
+        application.startsAfter = tcpListening
+        self.application = application
         tcpApplication = listener.map { listener in
             let api = api.listening(with: console.access)
-            return Self.frontFirst(
+            var tcpApplication = Self.frontFirst(
                 serving: api, endings: endings, address: .hostname(listener.host, port: listener.port),
                 handlers: {
                     [ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)]
                 },
-                partHandlers: partHandlers, logger: applicationLogger)
+                partHandlers: partHandlers, logger: applicationLogger, onServerRunning: { tcpListening?.open() })
+            tcpApplication.closesWhenDone = tcpListening
+            return tcpApplication
         }
     }
 
