@@ -1,6 +1,7 @@
 import Foundation
 import PrefsClient
 import PrefsKit
+import PrefsSocket
 import TestHarness
 import Testing
 
@@ -50,6 +51,23 @@ final class Daemon {
             socketPath = folder.appending(path: "prefsd.sock").path
         }
         try await start()
+    }
+
+    /// A daemon that also listens on a free loopback port: `start` starts it with the port it is
+    /// given. The port is free when picked, but another test (or any connection's ephemeral port)
+    /// may take it before the daemon binds it; then the daemon refuses to start, and `start` is
+    /// called again with another, up to three times. `start` makes whatever the daemon needs
+    /// afresh each time: a daemon that failed to start removed its folder.
+    static func onFreePort(_ start: (UInt16) async throws -> Daemon) async throws -> (daemon: Daemon, port: UInt16) {
+        for attempt in 1...3 {
+            let port = LoopbackTCP.freePort()
+            do {
+                return (try await start(port), port)
+            } catch where attempt < 3 && "\(error)".contains("already in use") {
+                continue
+            }
+        }
+        preconditionFailure("the last attempt returns or throws")
     }
 
     /// A daemon still running gets SIGTERM at once; waiting for it to exit and removing its

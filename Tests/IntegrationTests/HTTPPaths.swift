@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import PrefsKit
-import PrefsSocket
 import TestHarness
 import Testing
 
@@ -29,30 +28,17 @@ final class ListeningDaemon {
     static let token = "framing-t0ken"
 
     init() async throws {
-        let folder = URL(fileURLWithPath: "/tmp/prefsd-paths-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let tokenFile = folder.appending(path: "token").path
-        try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        chmod(tokenFile, 0o600)
-        (port, daemon) = try await Self.start(tokenFile: tokenFile, folder: folder)
+        (daemon, port) = try await Daemon.onFreePort { port in
+            let folder = URL(fileURLWithPath: "/tmp/prefsd-paths-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let tokenFile = folder.appending(path: "token").path
+            try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+            chmod(tokenFile, 0o600)
+            return try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
+        }
         // The TCP listener may start a moment after the socket.
         let port = port
         try await waitUntil("the TCP listener accepts") { (try? RawSocket(tcpPort: port)) != nil }
-    }
-
-    /// A daemon listening on a free loopback port. The port is free when asked for, but another
-    /// test (or any connection's ephemeral port) may take it before the daemon binds it: then the
-    /// daemon refuses to start, and it is started again on another.
-    private static func start(tokenFile: String, folder: URL) async throws -> (UInt16, Daemon) {
-        for attempt in 1...3 {
-            let port = LoopbackTCP.freePort()
-            do {
-                return (port, try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder))
-            } catch where attempt < 3 && "\(error)".contains("Address already in use") {
-                continue
-            }
-        }
-        preconditionFailure("the last attempt returns or throws")
     }
 
     /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/router``,

@@ -1,5 +1,4 @@
 import Foundation
-import PrefsSocket
 import TestHarness
 import Testing
 
@@ -141,10 +140,9 @@ import Testing
     func sessionPrintsWhatReadmeShows(_ index: Int) async throws {
         let steps = try Self.sessions()[index]
         guard OFREPTests.sdkIsThere || !steps.contains(where: { $0.command.hasPrefix("python3 ") }) else { return }
-        let port = LoopbackTCP.freePort()
-        let daemon = try await Daemon(arguments: [
-            "--listen", "127.0.0.1:\(port)", "--ofrep-scope", "/tenants/{tenant}/users/{targetingKey}",
-        ])
+        let (daemon, port) = try await Daemon.onFreePort { port in
+            try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--ofrep-scope", "/tenants/{tenant}/users/{targetingKey}"])
+        }
         let folder = daemon.folder.appending(path: "session")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for (name, content) in try Self.files() {
