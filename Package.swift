@@ -94,10 +94,13 @@ let package = Package(
                 "PrefsKit", "PrefsEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "SQLiteSettings",
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedMigrations"]
         ),
+        // SQLite's process-wide settings, which only C can make (sqlite3_config is variadic).
+        .systemLibrary(name: "SQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
         // The PostgreSQL storage (postgres-nio) and PostgresStore: several hosts, one database.
         // Its SQL lives in Migrations/postgres/ and is compiled into the binary.
         .target(
@@ -249,7 +252,7 @@ let package = Package(
             name: "PrefsStoreTests",
             dependencies: [
                 "PrefsKit", "PrefsEngine", "PrefsStore", "SampleImages", "TestHarness", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

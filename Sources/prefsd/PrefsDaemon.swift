@@ -183,6 +183,10 @@ struct PrefsDaemon: AsyncParsableCommand {
         // Everything prefsd creates (database, socket) is for its user only.
         umask(0o077)
 
+        // Before any database opens: nothing reads SQLite's counts of its memory.
+        if !SQLiteProcessSettings.turnOffMemoryStatistics() {
+            logger.warning("SQLite was initialized before prefsd could turn its memory statistics off")
+        }
         let paths = DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid())
         let socketPath = socket ?? paths.socket
         do {

@@ -18,10 +18,12 @@ struct PublicAPITests {
         let checkouts = built.deletingLastPathComponent().deletingLastPathComponent().appending(path: "checkouts")
         // C modules that the Swift modules the libraries import load in turn.
         let moduleMaps = [
-            "GRDB.swift/Sources/GRDBSQLite/module.modulemap", "swift-system/Sources/CSystem/include/module.modulemap",
+            checkouts.appending(path: "GRDB.swift/Sources/GRDBSQLite/module.modulemap"),
+            checkouts.appending(path: "swift-system/Sources/CSystem/include/module.modulemap"),
+            repository.appending(path: "Sources/SQLiteSettings/module.modulemap"),
         ]
         var arguments = ["swiftc", "-typecheck", "-module-name", "App", "-I", built.appending(path: "Modules").path]
-        for map in moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(checkouts.appending(path: map).path)"] }
+        for map in moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"] }
         arguments += ["-load-plugin-executable", built.appending(path: "PrefsKitMacros-tool").path + "#PrefsKitMacros"]
         return try await CommandResult.runTool("/usr/bin/env", arguments + files)
     }
