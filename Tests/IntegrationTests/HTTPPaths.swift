@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import PrefsKit
 import TestHarness
@@ -28,17 +25,7 @@ final class ListeningDaemon {
     static let token = "framing-t0ken"
 
     init() async throws {
-        (daemon, port) = try await Daemon.onFreePort { port in
-            let folder = URL(fileURLWithPath: "/tmp/prefsd-paths-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let tokenFile = folder.appending(path: "token").path
-            try Self.token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
-            chmod(tokenFile, 0o600)
-            return try await Daemon(arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile], folder: folder)
-        }
-        // The TCP listener may start a moment after the socket.
-        let port = port
-        try await waitUntil("the TCP listener accepts") { (try? RawSocket(tcpPort: port)) != nil }
+        (daemon, port) = try await TCPListenerTests.daemon(token: Self.token)
     }
 
     /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/router``,

@@ -20,33 +20,20 @@ import Testing
         return await socket.readToEnd()
     }
 
-    /// A daemon that also listens on a free loopback port, with `token` (as its file holds it);
-    /// on its own SQLite file, or on the PostgreSQL database at `postgresURL`; with more `arguments`.
-    ///
-    /// The port is free when picked, but a daemon of a test running beside this one may take it
-    /// first: then this daemon cannot bind it and exits, and another port is tried — the listener
-    /// is only taken for this daemon's once it answers with this daemon's pid.
+    /// A daemon that also listens on a free loopback port (``Daemon/onFreePort(_:)``), with
+    /// `token` (as its file holds it); on its own SQLite file, or on the PostgreSQL database at
+    /// `postgresURL`; with more `arguments`. Its socket answers only once its TCP listener is
+    /// bound, so the port is this daemon's when it returns.
     static func daemon(token: String, postgresURL: String? = nil, arguments: [String] = []) async throws -> (daemon: Daemon, port: UInt16) {
-        for _ in 1...5 {
+        try await Daemon.onFreePort { port in
             let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let tokenFile = folder.appending(path: "token").path
             try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
             chmod(tokenFile, 0o600)
-            let port = LoopbackTCP.freePort()
-            let daemon = try await Daemon(
+            return try await Daemon(
                 arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments, folder: folder, postgresURL: postgresURL)
-            let pid = try #require(daemon.process).processIdentifier
-            var listening = false
-            try await waitUntil("the TCP listener on \(port) answers, or its daemon exits") {
-                guard daemon.process?.isRunning == true else { return true }
-                let status = try? await TCPConnection(port: port).request("GET", "/v1/status", token: token.trimmingCharacters(in: .whitespacesAndNewlines))
-                listening = status?.status == 200 && status?.body.contains(#""pid":\#(pid),"#) == true
-                return listening
-            }
-            if listening { return (daemon, port) }
         }
-        throw PrefsError(.unavailable, "no daemon could listen on a free port in five tries")
     }
 
     @Test func onlyTheTokenGetsIn() async throws {

@@ -18,10 +18,10 @@ package struct FrontFirstApplication: Service {
     let connections: FrontFirstConnections
     /// The gate the application waits at before it starts listening, if any: it does not start
     /// if the gate closes instead of opening.
-    var startsAfter: StartGate?
+    let startsAfter: StartGate?
     /// The gate the application closes once it stops, if any (its server opens it once
     /// listening): one waiting at it is never left waiting.
-    var closesWhenDone: StartGate?
+    let closesWhenDone: StartGate?
 
     /// Runs the application and its connections' request loops until it stops.
     package func run() async throws {

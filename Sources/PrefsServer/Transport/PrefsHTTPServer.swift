@@ -65,7 +65,7 @@ package struct PrefsHTTPServer: Sendable {
         // The socket waits for the TCP listener: a port taken stops the daemon before a client
         // reaches it, and it is ready once both listen.
         let tcpListening = listener.map { _ in StartGate() }
-        var application = Self.frontFirst(
+        application = Self.frontFirst(
             serving: api, endings: endings, address: .unixDomainSocket(path: socketPath),
             handlers: {
                 [
@@ -73,33 +73,32 @@ package struct PrefsHTTPServer: Sendable {
                     PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger),
                 ]
             },
-            partHandlers: partHandlers, logger: applicationLogger,
+            partHandlers: partHandlers, logger: applicationLogger, startsAfter: tcpListening,
             onServerRunning: {
                 chmod(socketPath, 0o600)
                 await onReady()
             })
-        application.startsAfter = tcpListening
-        self.application = application
         tcpApplication = listener.map { listener in
             let api = api.listening(with: console.access)
-            var tcpApplication = Self.frontFirst(
+            return Self.frontFirst(
                 serving: api, endings: endings, address: .hostname(listener.host, port: listener.port),
                 handlers: {
                     [ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)]
                 },
-                partHandlers: partHandlers, logger: applicationLogger, onServerRunning: { tcpListening?.open() })
-            tcpApplication.closesWhenDone = tcpListening
-            return tcpApplication
+                partHandlers: partHandlers, logger: applicationLogger, opens: tcpListening)
         }
     }
 
     /// An application serving `api` at `address`, whose connections start with `handlers` and
     /// have `partHandlers` behind Hummingbird's codec once they need it (``FrontFirstChannel``).
+    /// It starts listening once `startsAfter` opens, if given, and opens `opens` once it listens
+    /// (closing it when it stops, listening or not).
     private static func frontFirst(
         serving api: API, endings: WatchEndings, address: BindAddress,
         handlers: @escaping @Sendable () -> [any RemovableChannelHandler],
         partHandlers: @escaping @Sendable () -> [any RemovableChannelHandler],
-        logger: Logger, onServerRunning: (@Sendable () async -> Void)? = nil
+        logger: Logger, startsAfter: StartGate? = nil, opens: StartGate? = nil,
+        onServerRunning: (@Sendable () async -> Void)? = nil
     ) -> FrontFirstApplication {
         let connections = FrontFirstConnections()
         return FrontFirstApplication(
@@ -109,10 +108,13 @@ package struct PrefsHTTPServer: Sendable {
                     configuration: .init(additionalChannelHandlers: handlers()), partHandlers: partHandlers,
                     connections: connections),
                 configuration: .init(address: address, serverName: "prefsd"),
-                onServerRunning: { _ in await onServerRunning?() },
+                onServerRunning: { _ in
+                    opens?.open()
+                    await onServerRunning?()
+                },
                 logger: logger
             ),
-            connections: connections)
+            connections: connections, startsAfter: startsAfter, closesWhenDone: opens)
     }
 
     /// The logger Hummingbird's applications log with: `logger`, but their own info lines
