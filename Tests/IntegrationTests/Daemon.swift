@@ -147,8 +147,13 @@ final class Daemon {
     /// wrote to its standard error.
     func expectCleanStop(sourceLocation: SourceLocation = #_sourceLocation) async {
         let status = await stop()
-        let log = (try? String(contentsOf: folder.appending(path: "prefsd.stderr"), encoding: .utf8)) ?? ""
-        #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(log.prefix(6000))", sourceLocation: sourceLocation)
+        #expect(status == 0, "prefsd exited with \(status); its standard error:\n\(standardError)", sourceLocation: sourceLocation)
+    }
+
+    /// What the daemon has written to its standard error so far (its last 6000 characters), for
+    /// an issue to carry.
+    var standardError: String {
+        String(((try? String(contentsOf: folder.appending(path: "prefsd.stderr"), encoding: .utf8)) ?? "").suffix(6000))
     }
 
     /// Waits until the daemon ends by itself (a debug build's fault ends it); returns its exit

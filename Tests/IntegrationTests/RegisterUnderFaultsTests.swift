@@ -144,13 +144,19 @@ struct RegisterUnderFaultsTests {
                 for host in hosts {
                     // A host catching up after the faults may take longer than one bounded wait on
                     // a loaded machine: `behind` says to retry in a moment.
-                    try await waitUntil("host \(host.socketPath) takes in revision \(newest)") {
-                        do {
-                            try await host.client.waitForRevision(newest)
-                            return true
-                        } catch let error as PrefsError where error.code == .behind {
-                            return false
+                    do {
+                        try await waitUntil("host \(host.socketPath) takes in revision \(newest)") {
+                            do {
+                                try await host.client.waitForRevision(newest)
+                                return true
+                            } catch let error as PrefsError where error.code == .behind {
+                                return false
+                            }
                         }
+                    } catch {
+                        let applied = try? await host.client.status().revision
+                        Issue.record("took in \(applied.map(String.init) ?? "?"); its standard error:\n\(host.standardError)")
+                        throw error
                     }
                     var events: [ChangeEvent] = []
                     if newest > start {
