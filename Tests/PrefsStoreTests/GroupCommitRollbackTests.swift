@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import PrefsEngine
 import PrefsKit
+import Synchronization
 @testable import PrefsStore
 import TestHarness
 import Testing
@@ -37,6 +38,42 @@ struct GroupCommitRollbackTests {
         }
         return Task {
             for await result in outcome { try result.get() }
+        }
+    }
+
+    @Test func aRequestThatFailsInABatchLeavesTheOthersChangesAsTheyWere() async throws {
+        try await withStore(makeStore()) { store in
+            // A request holds the writer until the next three have queued: they are one batch.
+            let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let holding = Self.queue({ _ in
+                started.signal()
+                release.wait()
+            }, on: store)
+            await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
+            let first = Self.queue({ context in _ = try context.setValue(try KeyName("mixed.a"), to: 1, scope: .root) }, on: store)
+            // Changes a key the batch changed already, and one it had not, then fails.
+            let failing = Self.queue({ context in
+                _ = try context.setValue(try KeyName("mixed.a"), to: 2, scope: .root)
+                _ = try context.setValue(try KeyName("mixed.b"), to: 2, scope: .root)
+                throw Refused()
+            }, on: store)
+            // What the batch shows the request after the failed one.
+            let seen = Mutex<(a: JSONValue?, b: KeyState?)>((nil, nil))
+            let last = Self.queue({ context in
+                seen.withLock { $0 = (context.state(of: "mixed.a")?.values[.root]?.value, context.state(of: "mixed.b")) }
+                _ = try context.setValue(try KeyName("mixed.c"), to: 3, scope: .root)
+            }, on: store)
+            release.signal()
+            try await holding.value
+            try await first.value
+            await #expect(throws: Refused.self) { try await failing.value }
+            try await last.value
+            #expect(seen.withLock { $0.a } == 1)
+            #expect(seen.withLock { $0.b } == nil)
+            #expect(try await store.resolve("mixed.a").value == 1)
+            #expect(try await store.resolve("mixed.b").source == .none)
+            #expect(try await store.resolve("mixed.c").value == 3)
+            #expect(try await store.status().revision == 2)
         }
     }
 

@@ -33,6 +33,10 @@ final class WriteBatch {
     var tokensChanged: [String: StoredToken?] = [:]
     /// New states of the keys this batch changed (nil: nothing stored any more).
     private(set) var touched: [String: KeyState?] = [:]
+    /// What each change of ``touched`` replaced, in order (the outer nil: the key was not in
+    /// it): a ``Checkpoint`` is a count of these, so that taking one before every request copies
+    /// nothing, and the next change does not copy the whole of ``touched`` either.
+    private var touchedUndo: [(key: String, previous: KeyState??)] = []
     /// The revision of the batch's last change so far.
     private(set) var revision: Revision
     /// The oldest revision the change log holds once this batch commits.
@@ -92,7 +96,7 @@ final class WriteBatch {
         let revision = try recordEvent(
             ChangeEvent(revision: 0, kind: kind, key: key, scope: scope, value: value), oldValue: oldValue,
             oldRevision: oldRevision, before: before, after: after)
-        touched[key] = after
+        touchedUndo.append((key, touched.updateValue(after, forKey: key)))
         try revalidateDrafts(afterChangeOf: key, at: scope, before: before)
         return revision
     }
@@ -125,6 +129,7 @@ final class WriteBatch {
     func rebase(by count: Revision) -> RevisionShift {
         let shift = RevisionShift(base: baseRevision, shift: count)
         touched = touched.mapValues { $0?.shifted(shift) }
+        touchedUndo = []
         changes = changes.map { $0.shifted(shift) }
         revision += count
         return shift
@@ -132,19 +137,21 @@ final class WriteBatch {
 
     /// Where a failed request's changes are undone to.
     struct Checkpoint {
-        fileprivate var touched: [String: KeyState?]
+        fileprivate var touchedChanges: Int
         fileprivate var tokensChanged: [String: StoredToken?]
         fileprivate var revision: Revision
         fileprivate var changeCount: Int
     }
 
     func checkpoint() -> Checkpoint {
-        Checkpoint(touched: touched, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count)
+        Checkpoint(touchedChanges: touchedUndo.count, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count)
     }
 
     /// Forgets everything done since `checkpoint` (its SQL is rolled back by the savepoint).
     func restore(_ checkpoint: Checkpoint) {
-        touched = checkpoint.touched
+        while touchedUndo.count > checkpoint.touchedChanges, let (key, previous) = touchedUndo.popLast() {
+            if let previous { touched[key] = .some(previous) } else { touched[key] = nil }
+        }
         tokensChanged = checkpoint.tokensChanged
         revision = checkpoint.revision
         changes.removeSubrange(checkpoint.changeCount...)

@@ -15,7 +15,7 @@ import Prometheus
 ///
 /// A listener turns bytes into an ``EndpointRequest``, asks ``prepare(_:)`` what comes of it,
 /// reads its body as the endpoint says, asks ``deliver(_:to:)`` and sends the ``Delivery``.
-struct API: Sendable {
+final class API: Sendable {
     /// Where a request was routed.
     enum Route: Sendable {
         case endpoint(Endpoint)
@@ -226,7 +226,7 @@ struct API: Sendable {
             return .answer(failed(endpoint, request, error))
         }
         guard let minimum, minimum > engine.committedRevision else { return runNow(endpoint, for: request) }
-        return .pending { deliver in
+        return .pending { [self] deliver in
             Task {
                 do {
                     try await engine.waitForRevision(minimum)
@@ -267,11 +267,11 @@ struct API: Sendable {
             log(request, endpoint.index, answer.status)
             return .answer(answer)
         case .later(let start):
-            return .pending { deliver in
-                start { result in deliver(finished(endpoint, request, result)) }
+            return .pending { [self] deliver in
+                start { [self] result in deliver(finished(endpoint, request, result)) }
             }
         case .task(let work):
-            return .pending { deliver in
+            return .pending { [self] deliver in
                 Task {
                     let result: Result<Answer, any Error>
                     do {
