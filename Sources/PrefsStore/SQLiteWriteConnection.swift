@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 import PrefsEngine
 import PrefsKit
 
@@ -32,6 +33,12 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
     func commit(newestRevision: Revision) throws {
         try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         storage.scheduleCheckpoint()
+    }
+
+    /// SQLite's own count (`sqlite3_total_changes64`): rows changed by `INSERT`, `UPDATE` and
+    /// `DELETE` statements that completed, those of triggers included.
+    var rowsChanged: Int {
+        Int(sqlite3_total_changes64(db.sqliteConnection))
     }
 
     func rollback() {

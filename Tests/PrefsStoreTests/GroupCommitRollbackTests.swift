@@ -7,9 +7,11 @@ import Synchronization
 import TestHarness
 import Testing
 
-/// The group commit's own transaction: a lone request that fails leaves nothing, and once SQLite
-/// has rolled a batch's transaction back by itself (as it may after `SQLITE_FULL` or
-/// `SQLITE_IOERR`), no later request of the batch runs outside it.
+/// The group commit's own transaction: a lone request that fails leaves nothing; one that fails
+/// in a batch leaves the others' changes as they were, whether it failed before changing
+/// anything or after changing rows (the batch then runs again, each request in a savepoint);
+/// and once SQLite has rolled a batch's transaction back by itself (as it may after
+/// `SQLITE_FULL` or `SQLITE_IOERR`), no later request of the batch runs outside it.
 @Suite("Store: group commit rollbacks", .timeLimit(.minutes(1)))
 struct GroupCommitRollbackTests {
     struct Refused: Error {}
@@ -41,20 +43,35 @@ struct GroupCommitRollbackTests {
         }
     }
 
-    @Test func aRequestThatFailsInABatchLeavesTheOthersChangesAsTheyWere() async throws {
+    /// Holds the writer with a request of its own until `release` is called: what is queued
+    /// meanwhile is one batch. `holding` waits for the held request.
+    static func holdWriter(of store: EmbeddedStore) async -> (holding: Task<Void, any Error>, release: @Sendable () -> Void) {
+        let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holding = Self.queue({ _ in
+            started.signal()
+            release.wait()
+        }, on: store)
+        await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
+        return (holding, { release.signal() })
+    }
+
+    /// A request of a batch fails — before changing anything (a refusal), or after changing rows,
+    /// which the batch undoes by running again with a savepoint for each request.
+    @Test(arguments: [false, true])
+    func aRequestThatFailsInABatchLeavesTheOthersChangesAsTheyWere(failsAfterWriting: Bool) async throws {
         try await withStore(makeStore()) { store in
-            // A request holds the writer until the next three have queued: they are one batch.
-            let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            let holding = Self.queue({ _ in
-                started.signal()
-                release.wait()
+            let (holding, release) = await Self.holdWriter(of: store)
+            let firstRuns = Mutex(0)
+            let first = Self.queue({ context in
+                firstRuns.withLock { $0 += 1 }
+                _ = try context.setValue(try KeyName("mixed.a"), to: 1, scope: .root)
             }, on: store)
-            await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
-            let first = Self.queue({ context in _ = try context.setValue(try KeyName("mixed.a"), to: 1, scope: .root) }, on: store)
             // Changes a key the batch changed already, and one it had not, then fails.
             let failing = Self.queue({ context in
-                _ = try context.setValue(try KeyName("mixed.a"), to: 2, scope: .root)
-                _ = try context.setValue(try KeyName("mixed.b"), to: 2, scope: .root)
+                if failsAfterWriting {
+                    _ = try context.setValue(try KeyName("mixed.a"), to: 2, scope: .root)
+                    _ = try context.setValue(try KeyName("mixed.b"), to: 2, scope: .root)
+                }
                 throw Refused()
             }, on: store)
             // What the batch shows the request after the failed one.
@@ -63,29 +80,27 @@ struct GroupCommitRollbackTests {
                 seen.withLock { $0 = (context.state(of: "mixed.a")?.values[.root]?.value, context.state(of: "mixed.b")) }
                 _ = try context.setValue(try KeyName("mixed.c"), to: 3, scope: .root)
             }, on: store)
-            release.signal()
+            release()
             try await holding.value
             try await first.value
             await #expect(throws: Refused.self) { try await failing.value }
             try await last.value
+            #expect(firstRuns.withLock { $0 } == (failsAfterWriting ? 2 : 1), "the batch runs again only to undo rows")
             #expect(seen.withLock { $0.a } == 1)
             #expect(seen.withLock { $0.b } == nil)
             #expect(try await store.resolve("mixed.a").value == 1)
             #expect(try await store.resolve("mixed.b").source == .none)
             #expect(try await store.resolve("mixed.c").value == 3)
             #expect(try await store.status().revision == 2)
+            let logged = try await sqlite3(store.path, "SELECT group_concat(key) FROM (SELECT key FROM change ORDER BY revision)")
+            #expect(logged == "mixed.a,mixed.c")
         }
     }
 
     @Test func requestsAfterSQLiteRolledTheBatchBackDoNotRunOutsideIt() async throws {
         try await withStore(makeStore()) { store in
-            // A request holds the writer until the next three have queued: they are one batch.
-            let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            let holding = Self.queue({ _ in
-                started.signal()
-                release.wait()
-            }, on: store)
-            await withCheckedContinuation { resumed in DispatchQueue.global().async { started.wait(); resumed.resume() } }
+            // The writer is held until the next three have queued: they are one batch.
+            let (holding, release) = await Self.holdWriter(of: store)
             let first = Self.queue({ context in
                 _ = try context.setValue(try KeyName("batch.a"), to: 1, scope: .root)
                 // What SQLite does by itself after some errors: the whole transaction is gone.
@@ -95,7 +110,7 @@ struct GroupCommitRollbackTests {
             let later = (0..<2).map { index in
                 Self.queue({ context in _ = try context.setValue(try KeyName("batch.later\(index)"), to: 2, scope: .root) }, on: store)
             }
-            release.signal()
+            release()
             try await holding.value
             let error = await #expect(throws: PrefsError.self) { try await first.value }
             #expect(error?.code == .storageFull)

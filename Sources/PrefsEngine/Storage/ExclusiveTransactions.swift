@@ -16,4 +16,8 @@ package protocol ExclusiveTransactions {
     /// - Parameter newestRevision: The batch's last revision.
     /// - Throws: The database's error if the commit fails; nothing was stored then.
     func commit(newestRevision: Revision) throws
+
+    /// How many rows the connection's statements have inserted, updated or deleted since it
+    /// opened: a request that fails having changed none needs no savepoint to be undone.
+    var rowsChanged: Int { get }
 }

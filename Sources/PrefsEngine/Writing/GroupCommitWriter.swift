@@ -34,6 +34,9 @@ final class GroupCommitWriter: Sendable {
         var fail: @Sendable (any Error) -> Void
     }
 
+    /// A request that ran without a savepoint failed after changing rows.
+    private struct SavepointsNeeded: Error {}
+
     /// How an attempt at committing a batch ended.
     private enum Attempt {
         /// Committed, or failed for good: what reports each request's outcome.
@@ -41,6 +44,10 @@ final class GroupCommitWriter: Sendable {
         /// Another writer changed what the batch read before it could commit: nothing was
         /// written, and the batch can run again.
         case conflict(StorageConflict)
+        /// A request ran without a savepoint and failed after changing rows, which only rolling
+        /// the whole transaction back could undo: nothing was written, and the batch runs again,
+        /// each request in a savepoint.
+        case needsSavepoints
     }
 
     /// How long the writer's thread waits, at most, for a batch to grow back to the size of
@@ -185,16 +192,25 @@ final class GroupCommitWriter: Sendable {
     /// first runs without holding the others off, and is committed after whatever they committed
     /// meanwhile; if they changed something it read, it runs again, holding them off from its
     /// start (and once more if that too is caught up in one of theirs, in a deadlock).
+    ///
+    /// Where the engine is the database's one writer, the requests first run without savepoints
+    /// (``attempt(_:_:optimistic:savepoints:)``), and the batch runs again with them in the rare
+    /// case that one of them fails after changing rows.
     private func commit(_ jobs: [Job], _ connection: any WriteConnection) -> () -> Void {
         defer { queue.withLock { $0.batchEnded() } }
         var conflict: StorageConflict?
-        for optimistic in [true, false, false] {
-            switch attempt(jobs, connection, optimistic: optimistic) {
+        var savepoints = storage.hasOtherWriters
+        var attempts = [true, false, false][...]
+        while let optimistic = attempts.first {
+            switch attempt(jobs, connection, optimistic: optimistic, savepoints: savepoints) {
             case .done(let report):
                 return report
             case .conflict(let found):
                 metrics.conflicts.increment()
                 conflict = found
+                attempts = attempts.dropFirst()
+            case .needsSavepoints:
+                savepoints = true
             }
         }
         let failure = PrefsError(
@@ -203,7 +219,16 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs `jobs` in one transaction and commits it.
-    private func attempt(_ jobs: [Job], _ connection: any WriteConnection, optimistic: Bool) -> Attempt {
+    ///
+    /// With `savepoints`, each request runs in a savepoint, so that one that fails is undone
+    /// alone, whatever it had changed. Without them — where the engine is the database's one
+    /// writer, whose transactions count the rows they change — a request that fails having
+    /// changed no row (a refusal: a lock, a schema, a stale revision) needs no undoing in the
+    /// database; one that fails after changing rows ends the attempt, to run the batch again
+    /// with savepoints — unless it is alone in its batch and not idempotent, when rolling the
+    /// transaction back is the same as undoing it. A savepoint per request costs SQLite a copy of
+    /// every page the request touches first, for nothing when it succeeds, as nearly all do.
+    private func attempt(_ jobs: [Job], _ connection: any WriteConnection, optimistic: Bool, savepoints: Bool) -> Attempt {
         var acknowledgements: [Report] = []
         /// The requests that failed on their own, reported once the attempt is final.
         var failures: [(job: Job, error: any Error)] = []
@@ -211,12 +236,12 @@ final class GroupCommitWriter: Sendable {
         var ran = 0
         let batch: WriteBatch
         var shift: RevisionShift?
-        // A request alone in its batch needs no savepoint where the engine is the only writer:
-        // if it fails, the whole transaction is rolled back, which is the same — unless it is
-        // idempotent, whose refusal is stored. Where others write too, a request that fails must
-        // still reach the commit, which checks that what it failed on was current (on PostgreSQL
-        // a savepoint is sent only for rows written at once).
-        let alone = jobs.count == 1 && !storage.hasOtherWriters && jobs[0].idempotency == nil
+        // Where others write too, a request that fails must still reach the commit, which checks
+        // that what it failed on was current (on PostgreSQL a savepoint is sent only for rows
+        // written at once).
+        let alone = jobs.count == 1 && jobs[0].idempotency == nil
+        let rowsChanged: (() -> Int)? =
+            if !savepoints, case .exclusive(let transactions) = connection.transactions { { transactions.rowsChanged } } else { nil }
         do {
             let committedElsewhere = try begin(connection, optimistic: optimistic)
             do {
@@ -226,6 +251,7 @@ final class GroupCommitWriter: Sendable {
                 let stored = keys.isEmpty ? [:] : try connection.storedOutcomes(forKeys: keys)
                 for job in jobs {
                     let checkpoint = batch.checkpoint()
+                    let rowsBefore = rowsChanged?()
                     ran += 1
                     if let request = job.idempotency, let outcome = stored[request.key] {
                         if outcome.fingerprint == request.fingerprint {
@@ -245,10 +271,14 @@ final class GroupCommitWriter: Sendable {
                             }
                             return report
                         }
-                        acknowledgements.append(alone ? try run() : try connection.savepoint(run))
+                        acknowledgements.append(rowsChanged != nil ? try run() : try connection.savepoint(run))
                     } catch let conflict as StorageConflict {
                         throw conflict
                     } catch {
+                        if let rowsChanged, let rowsBefore, !alone, rowsChanged() != rowsBefore {
+                            // Its rows are in the transaction, and only rolling it back undoes them.
+                            throw SavepointsNeeded()
+                        }
                         batch.restore(checkpoint)
                         let error = connection.translate(error)
                         if let request = job.idempotency, let refusal = error as? PrefsError, (400..<500).contains(refusal.code.httpStatus) {
@@ -264,7 +294,7 @@ final class GroupCommitWriter: Sendable {
                         } else {
                             failures.append((job, error))
                         }
-                        if alone { throw error }
+                        if alone && rowsChanged != nil { throw error }
                     }
                 }
                 try connection.checkTransactionIsOpen()
@@ -290,6 +320,8 @@ final class GroupCommitWriter: Sendable {
             }
         } catch let conflict as StorageConflict {
             return .conflict(conflict)
+        } catch is SavepointsNeeded {
+            return .needsSavepoints
         } catch {
             // The first error is the one to report, to the requests that ran and to those that
             // never did (the transaction could not begin, or the batch failed before them).
