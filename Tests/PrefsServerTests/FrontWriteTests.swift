@@ -230,4 +230,26 @@ import Testing
             #expect(occupancy.isAlone(on: loop))
         }
     }
+
+    @Test func aConnectionThatWatchesNoLongerCounts() async throws {
+        try await withStore(try EmbeddedStore.temporary()) { store in
+            let serving = Serving(store)
+            let occupancy = serving.occupancy
+            let loop = EmbeddedEventLoop()
+            let (writer, watcher) = (EmbeddedChannel(loop: loop), EmbeddedChannel(loop: loop))
+            for channel in [writer, watcher] { try channel.pipeline.syncOperations.addHandler(serving.front()) }
+            #expect(!occupancy.isAlone(on: loop))
+            try watcher.writeInbound(ByteBuffer(string: "GET /v1/watch?key=a.b HTTP/1.1\r\n\r\n"))
+            #expect(try watcher.readOutbound(as: ByteBuffer.self).map(String.init(buffer:))?.hasPrefix("HTTP/1.1 200 OK") == true)
+            // The writer's commits may be on its loop now: the watcher sends no requests.
+            #expect(occupancy.isAlone(on: loop))
+            // Once only: the watcher's end takes nothing more off the count.
+            _ = try? watcher.finish()
+            let another = EmbeddedChannel(loop: loop)
+            try another.pipeline.syncOperations.addHandler(serving.front())
+            #expect(!occupancy.isAlone(on: loop))
+            _ = try another.finish()
+            _ = try writer.finish()
+        }
+    }
 }

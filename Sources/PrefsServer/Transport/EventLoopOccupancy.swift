@@ -1,8 +1,9 @@
 import NIOCore
 import Synchronization
 
-/// How many of the server's connections each event loop carries, so that a write can tell
-/// whether committing on its connection's own loop would hold back any other connection.
+/// How many of the server's connections that send requests each event loop carries, so that a
+/// write can tell whether committing on its connection's own loop would hold back any other
+/// connection's requests.
 ///
 /// A write the store's writer is idle for commits faster on the thread that received it: no
 /// hand-off to the writer's thread and back, two thread wake-ups fewer. But the commit blocks
@@ -16,16 +17,22 @@ import Synchronization
 /// in a debug build), but it carries no other connection, so that delays no request already on
 /// it: only one the acceptor places on it meanwhile, by one commit at most. With a second
 /// connection on the loop, writes go to the writer's thread. So the commit stays here.
+///
+/// A watch's connection stops counting once it watches: it sends no more requests, and what the
+/// loop writes to it are events of commits, which a commit on the loop holds back by no more than
+/// it holds back its own answer. Counting watchers took a lone client's writes off its loop as soon
+/// as one watcher shared it: 10 000 idle watchers of other keys made each write 1.08–1.12× its CPU
+/// without them, the hand-off to the writer's thread and back.
 final class EventLoopOccupancy: Sendable {
     private let counts = Mutex<[ObjectIdentifier: Int]>([:])
 
-    /// A connection on `loop` has opened.
+    /// A connection on `loop` has opened: it may send requests.
     func connectionOpened(on loop: any EventLoop) {
         counts.withLock { $0[ObjectIdentifier(loop), default: 0] += 1 }
     }
 
-    /// A connection on `loop` has closed.
-    func connectionClosed(on loop: any EventLoop) {
+    /// A connection on `loop` sends no more requests: it has closed, or it watches.
+    func connectionLeft(on loop: any EventLoop) {
         counts.withLock { counts in
             let key = ObjectIdentifier(loop)
             let remaining = (counts[key] ?? 1) - 1
@@ -33,7 +40,7 @@ final class EventLoopOccupancy: Sendable {
         }
     }
 
-    /// Whether `loop` carries one connection at most (the caller's own).
+    /// Whether `loop` carries one connection that sends requests at most (the caller's own).
     func isAlone(on loop: any EventLoop) -> Bool {
         counts.withLock { ($0[ObjectIdentifier(loop)] ?? 0) <= 1 }
     }

@@ -29,7 +29,7 @@ import PrefsKit
 /// Until it steps aside it also drives the connection's reads (autoRead off): NIO's own read after
 /// every read from the socket passes through every handler of the pipeline, which costs a plain
 /// request more than its parsing; from the front it costs one call. It also keeps the count of
-/// connections on its event loop (``EventLoopOccupancy``).
+/// the connections on its event loop that send requests (``EventLoopOccupancy``).
 ///
 /// What it takes, holds and answers is kept in a ``StateMachine``; the handler performs the
 /// actions it returns, and answers through ``API``.
@@ -50,6 +50,9 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last answer written to a `GET` or `POST` that kept the connection open, to write again
     /// as it is.
     private var lastWritten: WrittenAnswer?
+    /// Whether the connection counts in ``occupancy``: from when the handler is added until the
+    /// connection closes or watches.
+    private var countedInOccupancy = false
     /// Told, once, whether the handler steps aside (true: run before it passes anything on, to
     /// put behind it the handlers that take what it passes, and to start Hummingbird's request
     /// loop for the connection, ``FrontFirstChannel``; the connection closes if it throws) or the
@@ -68,6 +71,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         occupancy.connectionOpened(on: context.eventLoop)
+        countedInOccupancy = true
         try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
     }
 
@@ -84,7 +88,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        occupancy.connectionClosed(on: context.eventLoop)
+        leaveOccupancy(context: context)
         state.connectionGone()?.end()
         try? reportStepAside(false)
     }
@@ -298,6 +302,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Streams a watch whose head and opening are written: its events as the feed has them.
     private func watch(_ feed: any WatchFeed, context: ChannelHandlerContext) {
         state.watchStarted(feed)
+        leaveOccupancy(context: context)
         // The connection reads no more requests: the decoder behind would keep its parser and
         // buffers for as long as the watch lasts.
         RequestDecoderRemoval.removeDecoder(from: context)
@@ -349,6 +354,14 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             loopBound.value.close(mode: .output).whenFailure { _ in loopBound.value.close(promise: nil) }
         }
         if resume == .read { context.read() }
+    }
+
+    /// The connection sends no more requests (it closed, or watches): it stops counting in
+    /// ``occupancy``, once.
+    private func leaveOccupancy(context: ChannelHandlerContext) {
+        guard countedInOccupancy else { return }
+        countedInOccupancy = false
+        occupancy.connectionLeft(on: context.eventLoop)
     }
 
     private func resumeReading(context: ChannelHandlerContext) {
