@@ -210,6 +210,11 @@ do {
     if section("watchers") {
         let daemon = try BenchDaemon(prefsd: prefsd, arguments: ["--durability", "normal"])
         let idleRSS = daemon.meter.settledResidentMiB
+        // A fresh daemon's first thousands of writes cost less than those after them (on this
+        // 2-core VM, about a quarter less): without writes first, the measures with and after
+        // the watchers were dearer than the one before them with no watcher at all
+        // (`--watchers 0` read 1.12–1.31×).
+        _ = try Load.microsecondsPerWrite(daemon, count: writes)
         let before = try Load.microsecondsPerWrite(daemon, count: writes)
         var watchers = try Load.openIdleWatchers(daemon, count: watcherCount)
         let with = try Load.microsecondsPerWrite(daemon, count: writes)
