@@ -5,7 +5,7 @@ import PrefsEngine
 import PrefsKit
 
 /// The SQLite writer connection, lent to the engine for one group commit: `BEGIN IMMEDIATE`,
-/// savepoints for the requests in it, and the SQL of every change (``PreferenceRecords``,
+/// savepoints for the requests that need one, and the SQL of every change (``PreferenceRecords``,
 /// ``DraftRecords``, ``ChangeLogRecords``). Transaction statements are compiled once per
 /// connection, not parsed for every batch or request.
 struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {

@@ -3,8 +3,8 @@ import PrefsKit
 
 /// A storage's write connection, lent to the engine by ``PrefsStorage/withWriter(_:)`` and
 /// ``PrefsStorage/asyncWithWriter(_:)``
-/// for one group commit: a transaction, savepoints for each request in it, and the SQL of every
-/// change. The engine decides what to write; the connection only writes it.
+/// for one group commit: a transaction, savepoints for the requests in it that need one, and the
+/// SQL of every change. The engine decides what to write; the connection only writes it.
 ///
 /// Every call runs synchronously on the thread the storage lent the connection on.
 package protocol WriteConnection {

@@ -236,9 +236,10 @@ final class GroupCommitWriter: Sendable {
         var ran = 0
         let batch: WriteBatch
         var shift: RevisionShift?
-        // Where others write too, a request that fails must still reach the commit, which checks
-        // that what it failed on was current (on PostgreSQL a savepoint is sent only for rows
-        // written at once).
+        // A request alone in its batch, and not idempotent (whose refusal is stored), is undone by
+        // rolling the transaction back. Where others write too, a request that fails must still
+        // reach the commit, which checks that what it failed on was current: there, each request
+        // has its savepoint (on PostgreSQL sent only for rows written at once).
         let alone = jobs.count == 1 && jobs[0].idempotency == nil
         let rowsChanged: (() -> Int)? =
             if !savepoints, case .exclusive(let transactions) = connection.transactions { { transactions.rowsChanged } } else { nil }

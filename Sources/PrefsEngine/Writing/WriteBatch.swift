@@ -147,7 +147,8 @@ final class WriteBatch {
         Checkpoint(touchedChanges: touchedUndo.count, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count)
     }
 
-    /// Forgets everything done since `checkpoint` (its SQL is rolled back by the savepoint).
+    /// Forgets everything done since `checkpoint` (the rows it changed, if any, are rolled back
+    /// by the request's savepoint).
     func restore(_ checkpoint: Checkpoint) {
         while touchedUndo.count > checkpoint.touchedChanges, let (key, previous) = touchedUndo.popLast() {
             if let previous { touched[key] = .some(previous) } else { touched[key] = nil }
