@@ -26,14 +26,20 @@ import Testing
     /// bound, so the port is this daemon's when it returns.
     static func daemon(token: String, postgresURL: String? = nil, arguments: [String] = []) async throws -> (daemon: Daemon, port: UInt16) {
         try await Daemon.onFreePort { port in
-            let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let tokenFile = folder.appending(path: "token").path
-            try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
-            chmod(tokenFile, 0o600)
+            let (folder, tokenFile) = try folder(holdingToken: token)
             return try await Daemon(
                 arguments: ["--listen", "127.0.0.1:\(port)", "--token-file", tokenFile] + arguments, folder: folder, postgresURL: postgresURL)
         }
+    }
+
+    /// A new folder under /tmp with a file `token` that holds `token`, readable by its owner only.
+    static func folder(holdingToken token: String) throws -> (folder: URL, tokenFile: String) {
+        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let tokenFile = folder.appending(path: "token").path
+        try token.write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        chmod(tokenFile, 0o600)
+        return (folder, tokenFile)
     }
 
     @Test func onlyTheTokenGetsIn() async throws {
@@ -59,12 +65,8 @@ import Testing
     /// before its socket answers anyone or it says it is ready.
     @Test func aTakenPortIsRefusedAtStart() async throws {
         let (first, port) = try await Self.daemon(token: "t0ken")
-        let folder = URL(fileURLWithPath: "/tmp/prefsd-tcp-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (folder, tokenFile) = try Self.folder(holdingToken: "t0ken")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let tokenFile = folder.appending(path: "token").path
-        try "t0ken".write(toFile: tokenFile, atomically: true, encoding: .utf8)
-        chmod(tokenFile, 0o600)
         let socket = folder.appending(path: "s.sock").path
         // Bounded, in case it kept running: the test then fails rather than waits.
         let second = try await CommandResult.runTool(

@@ -241,8 +241,9 @@ final class GroupCommitWriter: Sendable {
         // reach the commit, which checks that what it failed on was current: there, each request
         // has its savepoint (on PostgreSQL sent only for rows written at once).
         let alone = jobs.count == 1 && jobs[0].idempotency == nil
-        let rowsChanged: (() -> Int)? =
-            if !savepoints, case .exclusive(let transactions) = connection.transactions { { transactions.rowsChanged } } else { nil }
+        // Without savepoints, what counts the rows each request changes.
+        let rowCount: (any ExclusiveTransactions)? =
+            if !savepoints, case .exclusive(let transactions) = connection.transactions { transactions } else { nil }
         do {
             let committedElsewhere = try begin(connection, optimistic: optimistic)
             do {
@@ -252,7 +253,7 @@ final class GroupCommitWriter: Sendable {
                 let stored = keys.isEmpty ? [:] : try connection.storedOutcomes(forKeys: keys)
                 for job in jobs {
                     let checkpoint = batch.checkpoint()
-                    let rowsBefore = rowsChanged?()
+                    let rowsBefore = rowCount?.rowsChanged
                     ran += 1
                     if let request = job.idempotency, let outcome = stored[request.key] {
                         if outcome.fingerprint == request.fingerprint {
@@ -272,11 +273,11 @@ final class GroupCommitWriter: Sendable {
                             }
                             return report
                         }
-                        acknowledgements.append(rowsChanged != nil ? try run() : try connection.savepoint(run))
+                        acknowledgements.append(rowCount != nil ? try run() : try connection.savepoint(run))
                     } catch let conflict as StorageConflict {
                         throw conflict
                     } catch {
-                        if let rowsChanged, let rowsBefore, !alone, rowsChanged() != rowsBefore {
+                        if let rowCount, let rowsBefore, !alone, rowCount.rowsChanged != rowsBefore {
                             // Its rows are in the transaction, and only rolling it back undoes them.
                             throw SavepointsNeeded()
                         }
@@ -295,7 +296,7 @@ final class GroupCommitWriter: Sendable {
                         } else {
                             failures.append((job, error))
                         }
-                        if alone && rowsChanged != nil { throw error }
+                        if alone && rowCount != nil { throw error }
                     }
                 }
                 try connection.checkTransactionIsOpen()

@@ -151,7 +151,7 @@ final class WriteBatch {
     /// by the request's savepoint).
     func restore(_ checkpoint: Checkpoint) {
         while touchedUndo.count > checkpoint.touchedChanges, let (key, previous) = touchedUndo.popLast() {
-            if let previous { touched[key] = .some(previous) } else { touched[key] = nil }
+            touched[key] = previous
         }
         tokensChanged = checkpoint.tokensChanged
         revision = checkpoint.revision
