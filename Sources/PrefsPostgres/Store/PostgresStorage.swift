@@ -31,8 +31,7 @@ public final class PostgresStorage: PrefsStorage {
     let hostID = UUID().uuidString
     let connectionConfiguration: PostgresConnection.Configuration
     let logger: Logger
-    private let client: PostgresClient
-    private let clientTask: Task<Void, Never>
+    private let readers: ReadingPool
     private let writer: PostgresWriter
     private let writerActivity = WriterActivity()
     private let tick: Duration
@@ -71,10 +70,9 @@ public final class PostgresStorage: PrefsStorage {
             host: database.host, port: database.port, username: database.username, password: database.password,
             database: database.database, tls: tls.client)
         clientConfiguration.options.maximumConnections = 16
+        clientConfiguration.options.connectTimeout = .seconds(5)
         clientConfiguration.options.additionalStartupParameters = [("application_name", "prefsd reader")]
-        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
-        self.client = client
-        clientTask = Task { await client.run() }
+        readers = ReadingPool(configuration: clientConfiguration, location: database, logger: logger)
         writer = PostgresWriter(
             connection: PostgresWriteConnection(
                 location: database, configuration: configuration.named("prefsd writer"), hostID: hostID,
@@ -129,36 +127,36 @@ public final class PostgresStorage: PrefsStorage {
     }
 
     package func changeLog(after revision: Revision, through: Revision, limit: Int) async throws -> ChangeLogPage {
-        try await reading {
+        try await reading { connection, logger in
             try PostgresRows.changePage(
-                try await client.query(PostgresRows.changePageQuery(after: revision, through: through, limit: limit), logger: logger)
+                try await connection.query(PostgresRows.changePageQuery(after: revision, through: through, limit: limit), logger: logger)
                     .collect())
         }
     }
 
     package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
-        try await reading {
+        try await reading { connection, logger in
             try PostgresRows.changePage(
-                try await client.query(PostgresRows.changeLogQuery(filter, limit: limit), logger: logger).collect(), whole: true)
+                try await connection.query(PostgresRows.changeLogQuery(filter, limit: limit), logger: logger).collect(), whole: true)
         }
     }
 
     package func tokens() async throws -> [StoredToken] {
-        try await reading {
+        try await reading { connection, logger in
             var tokens: [StoredToken] = []
-            for try await row in try await client.query(TokenRows.all, logger: logger) { tokens.append(try TokenRows.token(row)) }
+            for try await row in try await connection.query(TokenRows.all, logger: logger) { tokens.append(try TokenRows.token(row)) }
             return tokens
         }
     }
 
     package func recordTokenUse(_ lastUsed: [String: Double]) async throws {
-        try await reading { _ = try await client.query(TokenRows.recordUse(lastUsed), logger: logger).collect() }
+        try await reading { connection, logger in _ = try await connection.query(TokenRows.recordUse(lastUsed), logger: logger).collect() }
     }
 
     package func newestRevision() async throws -> Revision {
-        try await reading {
+        try await reading { connection, logger in
             var newest: Revision = 0
-            for try await value in try await client.query(
+            for try await value in try await connection.query(
                 "SELECT newest_revision FROM change_log_state WHERE id = 1", logger: logger
             ).decode(Int64.self) {
                 newest = value
@@ -176,31 +174,34 @@ public final class PostgresStorage: PrefsStorage {
     }
 
     private func drafts(_ query: PostgresQuery) async throws -> [Draft] {
-        try await reading {
-            try await client.withConnection { connection in
-                var rows: [PostgresRow] = []
-                for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
-                let ids = try PostgresRows.draftIDs(rows)
-                var attachments: [PostgresRow] = []
-                if !ids.isEmpty {
-                    for try await row in try await connection.query(PostgresRows.attachmentsQuery(of: ids), logger: logger) {
-                        attachments.append(row)
-                    }
+        try await reading { connection, logger in
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            let ids = try PostgresRows.draftIDs(rows)
+            var attachments: [PostgresRow] = []
+            if !ids.isEmpty {
+                for try await row in try await connection.query(PostgresRows.attachmentsQuery(of: ids), logger: logger) {
+                    attachments.append(row)
                 }
-                return try PostgresRows.drafts(rows, attachments: attachments)
             }
+            return try PostgresRows.drafts(rows, attachments: attachments)
         }
     }
 
     package func openBlob(_ sha256: String) async throws -> (any BlobReading)? {
-        try await reading {
+        try await translatingErrors {
             try await PostgresBlobReader.open(
                 sha256: sha256, configuration: connectionConfiguration.named("prefsd download"), logger: logger)
         }
     }
 
-    /// Runs a read, its errors translated.
-    private func reading<T>(_ read: () async throws -> T) async throws -> T {
+    /// Runs `read` on a connection of the pool, its errors translated.
+    private func reading<T: Sendable>(_ read: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        try await translatingErrors { [readers, logger] in try await readers.withConnection { try await read($0, logger) } }
+    }
+
+    /// Runs `read`, its errors translated.
+    private func translatingErrors<T>(_ read: () async throws -> T) async throws -> T {
         do {
             return try await read()
         } catch {
@@ -213,7 +214,7 @@ public final class PostgresStorage: PrefsStorage {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         listener.withLock { $0?.stop() }
         writer.close()
-        clientTask.cancel()
+        readers.close()
         try? FileManager.default.removeItem(at: stagingFolder)
     }
 }
