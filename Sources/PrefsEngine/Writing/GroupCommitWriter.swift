@@ -94,11 +94,14 @@ final class GroupCommitWriter: Sendable {
     /// Runs `work` in the next batch's transaction and returns its result once committed; with
     /// `idempotency`, only if no earlier run of the same request stored its outcome, which it
     /// returns instead. Its changes record `origin`.
+    ///
+    /// The batch commits on the storage's writer thread, never on the caller's: that is a thread
+    /// of the concurrency pool, which a disk sync must not hold.
     func submit<T: Sendable>(
         _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin
     ) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(work, idempotency: idempotency, origin: origin, leadingHere: true) { continuation.resume(with: $0) }
+            submit(work, idempotency: idempotency, origin: origin, leadingHere: false) { continuation.resume(with: $0) }
         }
     }
 
