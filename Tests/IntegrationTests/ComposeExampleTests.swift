@@ -46,11 +46,11 @@ import Testing
         let before = try await Self.contents(of: client)
         let output = daemon.folder.appending(path: "example.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let example = Process()
-        example.executableURL = CommandResult.binaries.appending(path: "compose-example")
-        example.arguments = ["--socket", daemon.socketPath]
-        example.standardOutput = try FileHandle(forWritingTo: output)
-        try await example.start()
+        let printing = try FileHandle(forWritingTo: output)
+        let example = try ChildProcess(
+            CommandResult.binaries.appending(path: "compose-example").path, ["--socket", daemon.socketPath],
+            standardOutput: .descriptor(printing.fileDescriptor))
+        try printing.close()
         // Interrupted while it waits, with drafts, an attachment and a value made.
         try await waitUntil("the example has attached a picture") {
             (try? String(contentsOf: output, encoding: .utf8))?.contains("— after attaching a picture") == true

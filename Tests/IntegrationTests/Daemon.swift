@@ -17,7 +17,7 @@ final class Daemon {
     /// Variables the daemon's process gets beyond the test's own (a debug build's faults,
     /// `PREFSD_DEBUG_EXIT_AFTER_COMMITS`); the next ``start()`` takes a change.
     var environment: [String: String]
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
 
     /// Whether prefsd finds its database and socket itself (its defaults, under the folder's
     /// `state` and `run` as `XDG_STATE_HOME` and `XDG_RUNTIME_DIR`) rather than being told.
@@ -79,7 +79,7 @@ final class Daemon {
             try? FileManager.default.removeItem(at: folder)
             return
         }
-        process.terminate()
+        process.send(SIGTERM)
         Stopping.group.enter()
         Task {
             await process.stop()
@@ -96,29 +96,26 @@ final class Daemon {
 
     /// Starts the daemon and waits (up to 20 s) until its socket answers.
     func start() async throws {
-        let process = Process()
-        process.executableURL = CommandResult.binaries.appending(path: "prefsd")
-        process.arguments = commandLine
         // The test's environment without prefsd's own variables (which would move its paths),
         // and this daemon's.
         var inherited = ProcessInfo.processInfo.environment
         inherited["PREFSD_SOCKET"] = nil
         inherited["PREFSD_DB"] = nil
-        process.environment = inherited.merging(environment) { $1 }
-        // A file, not a pipe: a pipe's write end is inherited by whatever another test spawns
-        // at the same moment, and reading it to its end would then wait for that process.
+        // A file, not a pipe, that the issues of a failing test can quote.
         let log = folder.appending(path: "prefsd.stderr")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        process.standardOutput = FileHandle.nullDevice
-        try await process.start()
+        let errors = try FileHandle(forWritingTo: log)
+        defer { try? errors.close() }
+        let process = try ChildProcess(
+            CommandResult.binaries.appending(path: "prefsd").path, commandLine, environment: inherited.merging(environment) { $1 },
+            standardError: .descriptor(errors.fileDescriptor))
         self.process = process
         let client = PrefsClient(transport: UnixSocketTransport(socketPath: socketPath))
         try await waitUntil("prefsd answers on \(socketPath)") {
             if (try? await client.status()) != nil { return true }
             guard process.isRunning else {
                 let message = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                throw PrefsError(.unavailable, "prefsd exited with \(process.terminationStatus): \(message)")
+                throw PrefsError(.unavailable, "prefsd exited with \(process.exitStatus ?? -1): \(message)")
             }
             return false
         }

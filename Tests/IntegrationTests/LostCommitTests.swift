@@ -15,7 +15,7 @@ struct LostCommitTests {
     /// `Scripts/commit-cut-proxy.py` between a host and PostgreSQL.
     final class CommitCutProxy: Sendable {
         let port: Int
-        private let process: Process
+        private let process: ChildProcess
         private let input: FileHandle
         private let said: Said
 
@@ -27,16 +27,16 @@ struct LostCommitTests {
         /// A proxy to the server of `url`.
         init(to url: String) async throws {
             let components = URLComponents(string: url)!
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appending(path: "Scripts/commit-cut-proxy.py").path
-            process.arguments = [script, "--target", "\(components.host!):\(components.port!)"]
             let (stdin, stdout) = (Pipe(), Pipe())
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            try process.run()
-            self.process = process
+            process = try ChildProcess(
+                "/usr/bin/python3", [script, "--target", "\(components.host!):\(components.port!)"],
+                standardInput: .descriptor(stdin.fileHandleForReading.fileDescriptor),
+                standardOutput: .descriptor(stdout.fileHandleForWriting.fileDescriptor))
+            // The child's ends are the child's: the proxy's output ends when it does.
+            try stdin.fileHandleForReading.close()
+            try stdout.fileHandleForWriting.close()
             input = stdin.fileHandleForWriting
             // The proxy's lines are read on a thread of their own until it ends.
             let output = stdout.fileHandleForReading
@@ -64,7 +64,7 @@ struct LostCommitTests {
 
         deinit {
             try? input.close()
-            process.terminate()
+            process.send(SIGTERM)
         }
 
         /// `url` with the proxy in place of its server.

@@ -4,6 +4,7 @@ import PrefsClient
 import PrefsKit
 import PrefsStore
 import Synchronization
+import TestHarness
 import Testing
 
 extension PreferenceValues {
@@ -145,15 +146,15 @@ extension PreferenceValues {
 
 /// `loaded(timeout:)` of the draft and thread wrappers ends: in time, with the error that kept
 /// the snapshot out, or on cancellation.
-@Suite(.timeLimit(.minutes(2))) struct LoadedTests {
+@Suite(.timeLimit(.minutes(5))) struct LoadedTests {
     @Test func loadingTimesOutWhileTheDaemonHangsAndEndsWhenCancelled() async throws {
         let daemon = try await Daemon()
         let client = daemon.client
         let draft = try await client.createDraft(DraftInput(account: "alice", text: "hi", thread: "t"))
         let process = try #require(daemon.process)
         try await withPrefs(client, scope: "/accounts/alice") {
-            #expect(process.suspend())  // a hung daemon: connections accepted, nothing answered
-            defer { _ = process.resume() }
+            #expect(process.send(SIGSTOP))  // a hung daemon: connections accepted, nothing answered
+            defer { process.send(SIGCONT) }
             let observed = DraftObserving(draft.id)
             let error = await #expect(throws: PrefsError.self) { try await observed.projectedValue.loaded(timeout: .milliseconds(300)) }
             #expect(error?.code == .unavailable && error?.message.hasPrefix("Not loaded within") == true)
