@@ -16,7 +16,7 @@ import Testing
 }
 
 /// The code of "Drafts, Attachments and Threads" (`Drafts.md`), in the article's order.
-@Suite(.timeLimit(.minutes(1))) struct DraftsTests {
+@Suite(.timeLimit(.minutes(5))) struct DraftsTests {
     @MainActor @Test func theArticleRunsAsItSays() async throws {
         let prefs: any PrefsService = try EmbeddedStore.temporary()
         defer { (prefs as? EmbeddedStore)?.close() }

@@ -26,7 +26,7 @@ extension PreferenceValues {
 }
 
 /// The code of "Getting Started with PrefsKit" (`GettingStarted.md`), in the article's order.
-@Suite(.timeLimit(.minutes(1))) struct GettingStartedTests {
+@Suite(.timeLimit(.minutes(5))) struct GettingStartedTests {
     @Test func keysAreInferredSchemas() {
         #expect(DensityKey.schema.type == .enum)
         #expect(DensityKey.schema.choices == ["compact", "comfortable"])

@@ -5,7 +5,7 @@ import Testing
 
 /// The code of "Scopes, Locks and Explain" (`ScopesAndExplain.md`), in the article's order, on
 /// the keys "Getting Started" declares.
-@Suite(.timeLimit(.minutes(1))) struct ScopesAndExplainTests {
+@Suite(.timeLimit(.minutes(5))) struct ScopesAndExplainTests {
     @Test func theArticleRunsAsItSays() async throws {
         let prefs: any PrefsService = try EmbeddedStore.temporary()
         defer { (prefs as? EmbeddedStore)?.close() }

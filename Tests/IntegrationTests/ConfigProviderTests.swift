@@ -11,7 +11,7 @@ import Testing
 
 /// `PrefsConfigProvider` on every backend: swift-configuration's own compatibility suite, live
 /// changes through a `ConfigReader`, what locks and overrides resolve to, and the types.
-@Suite(.timeLimit(.minutes(2))) struct ConfigProviderTests {
+@Suite(.timeLimit(.minutes(5))) struct ConfigProviderTests {
     /// The values `ProviderCompatTest` expects, as prefsd holds them: bytes as base64 strings.
     /// Set at `/apps`, read at `/apps/compat`: every one comes from the nearest scope.
     static let compatValues: [String: JSONValue] = [

@@ -9,7 +9,7 @@ import Testing
 /// there is none they report it instead of stopping the program. These tests set and remove the
 /// one default of the test process, so they run one at a time; no other test depends on it
 /// (wrappers elsewhere are made inside `withPrefs`, whose context wins over the default).
-@MainActor @Suite(.serialized, .timeLimit(.minutes(2))) struct DefaultContextTests {
+@MainActor @Suite(.serialized, .timeLimit(.minutes(5))) struct DefaultContextTests {
     @Test func withoutAnyContextWrappersReportHowToGiveThemOne() async throws {
         PrefsContext.removeDefault()
         let model = ScreenModel(draftID: UUID(), threadID: "t")

@@ -9,7 +9,7 @@ import Testing
 
 /// The client's transport: keep-alive connections, no thread held while waiting, requests and
 /// watches that end when their task is cancelled.
-@Suite(.timeLimit(.minutes(2))) struct KeepAliveTransportTests {
+@Suite(.timeLimit(.minutes(5))) struct KeepAliveTransportTests {
     @Test func sequentialRequestsReuseOneConnection() async throws {
         let daemon = try await Daemon()
         let client = daemon.client

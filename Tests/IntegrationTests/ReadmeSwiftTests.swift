@@ -5,7 +5,7 @@ import Testing
 
 /// README's Swift sections are example programs cut in pieces, each followed by what it prints:
 /// both hold, against an embedded store and against a daemon.
-@Suite(.timeLimit(.minutes(2))) struct ReadmeSwiftTests {
+@Suite(.timeLimit(.minutes(5))) struct ReadmeSwiftTests {
     /// The checkout: this file is `Tests/IntegrationTests/ReadmeSwiftTests.swift` in it.
     static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

@@ -5,7 +5,7 @@ import Testing
 /// How the engine takes in another writer's commit it is notified of: at once when its writer is
 /// idle; left to a batch under way for the 5 ms grace — the batch's commit takes it in — and read
 /// from the change log once the grace is over. The clock is moved by hand.
-@Suite("Taking in other writers' commits: the catch-up grace", .timeLimit(.minutes(1)))
+@Suite("Taking in other writers' commits: the catch-up grace", .timeLimit(.minutes(5)))
 struct CatchUpGraceTests {
     @Test("With the writer idle, a notification has the change log read at once, with no grace")
     func anIdleWriterReadsAtOnce() async throws {

@@ -5,7 +5,7 @@ import Testing
 /// The group-commit writer over a database other writers share, without PostgreSQL: a batch runs
 /// optimistically and is rebased past what others committed meanwhile; if they changed what it
 /// read it runs again holding them off, and once more after a deadlock; then it gives up.
-@Suite("The writer among other writers: rebase, conflict, and running again", .timeLimit(.minutes(1)))
+@Suite("The writer among other writers: rebase, conflict, and running again", .timeLimit(.minutes(5)))
 struct MultiWriterCommitTests {
     @Test("A batch others committed ahead of, touching nothing it read, goes after them: its revisions move up, theirs are taken in first")
     func aBatchIsRebasedPastOthers() async throws {

@@ -5,7 +5,7 @@ import Testing
 /// The writer's wait for stragglers while other writers commit too: after a batch that was
 /// rebased past others' commits, the next batch waits up to 500 µs to grow back to the size of
 /// recent ones. The clock is moved by hand, so the window ends exactly when the test says.
-@Suite("The writer's straggler wait", .timeLimit(.minutes(1)))
+@Suite("The writer's straggler wait", .timeLimit(.minutes(5)))
 struct StragglerWaitTests {
     /// Commits a batch of three sets that another writer's commit goes ahead of, so that the
     /// writer's next batch waits for stragglers; returns once the writer is idle again.

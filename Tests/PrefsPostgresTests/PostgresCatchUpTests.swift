@@ -10,7 +10,7 @@ import Testing
 /// the host has taken in, and its commit reads what others committed since — checking that none
 /// of it touches what the batch read, also when the batch wrote nothing; a notification that comes
 /// while a batch is under way is left to that batch, but only for a moment.
-@Suite("PostgreSQL: taking in other hosts' commits while writing", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(1)))
+@Suite("PostgreSQL: taking in other hosts' commits while writing", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(5)))
 struct PostgresCatchUpTests {
     @Test("A notification that comes while a batch is held up does not wait for it: the host reads the change log itself")
     func aHeldUpBatchDoesNotHoldBackOthersCommits() async throws {

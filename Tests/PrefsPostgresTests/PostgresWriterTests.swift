@@ -8,7 +8,7 @@ import Testing
 /// The PostgreSQL writer's connection between group commits: a batch of preference writes commits
 /// in one statement that runs in a transaction of its own, so between batches the connection waits
 /// outside any transaction — holding nothing, and a lost connection is made again at once.
-@Suite("PostgreSQL: the writer's connection between commits", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(1)))
+@Suite("PostgreSQL: the writer's connection between commits", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(5)))
 struct PostgresWriterTests {
     /// The state of the host's writer connection, as `pg_stat_activity` shows it.
     static func writerState(_ database: PostgresTestDatabase) async throws -> [String] {

@@ -23,7 +23,7 @@ import Testing
 /// has finished; cancelled, it closes the client's side of each, which the front handler takes
 /// for the end of an idle connection, and ends the request loops of those that stepped aside.
 @Suite struct FrontFirstChannelTests {
-    @Test(.timeLimit(.minutes(1))) func aCancelledServerClosesItsConnections() async throws {
+    @Test(.timeLimit(.minutes(5))) func aCancelledServerClosesItsConnections() async throws {
         try await Self.withServer { store, server, socketPath, ready in
             let running = Running { try await server.application.run() }
             for await _ in ready { break }
@@ -52,7 +52,7 @@ import Testing
     /// Hummingbird's server returns as soon as it stops accepting, its tasks for these connections
     /// long ended: the application does not, and leaves the connections answered at the front
     /// open until they finish — a watch until the engine ends it, with its last event.
-    @Test(.timeLimit(.minutes(1))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
+    @Test(.timeLimit(.minutes(5))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
         try await Self.withServer { store, server, socketPath, ready in
             let group = ServiceGroup(configuration: .init(services: [server.application], logger: Logger(label: "test")))
             let running = Running { try await group.run() }

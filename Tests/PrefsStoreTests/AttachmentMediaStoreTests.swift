@@ -44,7 +44,7 @@ struct AttachmentMediaStoreTests {
         }
     }
 
-    @Test("Bytes that are not the image type claimed are refused before the rest is read; nothing is kept", .timeLimit(.minutes(1)))
+    @Test("Bytes that are not the image type claimed are refused before the rest is read; nothing is kept", .timeLimit(.minutes(5)))
     func mismatchRefused() async throws {
         try await withStore(makeStore()) { store in
             let draft = try await store.createDraft(DraftInput(account: "alice"))
@@ -72,7 +72,7 @@ struct AttachmentMediaStoreTests {
         }
     }
 
-    @Test("A stale revision is refused before any byte is read", .timeLimit(.minutes(1)))
+    @Test("A stale revision is refused before any byte is read", .timeLimit(.minutes(5)))
     func staleBeforeBytes() async throws {
         try await withStore(makeStore()) { store in
             let draft = try await store.createDraft(DraftInput(account: "alice"))

@@ -12,7 +12,7 @@ import Testing
 /// at the start of its own next transaction, and when woken. SQLite has one owner, so the second
 /// writer here is faked: a raw connection to the same file that writes rows and log entries as
 /// another engine would.
-@Suite("Engine: changes committed elsewhere", .timeLimit(.minutes(1)))
+@Suite("Engine: changes committed elsewhere", .timeLimit(.minutes(5)))
 struct ChangeIntakeTests {
     /// Writes, as another engine would, `key` = `value` at `scope` with the next revision (and the
     /// log entry for it), bypassing `store`.

@@ -7,7 +7,7 @@ import Testing
 /// The WAL stays short while a writer commits batch after batch without a pause: the writer
 /// checkpoints it between batches once it is long, instead of leaving it to a checkpoint that
 /// would wait for the writes to pause.
-@Suite("Store: checkpoints under a steady load", .timeLimit(.minutes(1)))
+@Suite("Store: checkpoints under a steady load", .timeLimit(.minutes(5)))
 struct CheckpointTests {
     @Test func aWriterThatNeverPausesKeepsTheWALShort() throws {
         let folder = try makeFolder()

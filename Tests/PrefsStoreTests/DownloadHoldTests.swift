@@ -7,7 +7,7 @@ import Testing
 
 /// A download that has begun delivers the bytes it began with, whole, whatever happens to its
 /// attachment meanwhile; the bytes no attachment uses are freed after it.
-@Suite("Downloads hold their bytes", .timeLimit(.minutes(1)))
+@Suite("Downloads hold their bytes", .timeLimit(.minutes(5)))
 struct DownloadHoldTests {
     /// Bytes of many chunks (the store keeps 256 KiB a chunk).
     static let bytes = sampleBytes(2_000_000, seed: 9)

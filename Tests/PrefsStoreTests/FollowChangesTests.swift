@@ -8,7 +8,7 @@ import Testing
 
 /// What the wrappers follow their watches with (``followChanges(of:_:from:resynchronize:onInterruption:onChange:)``),
 /// against a store.
-@Suite("Following changes", .timeLimit(.minutes(1)))
+@Suite("Following changes", .timeLimit(.minutes(5)))
 struct FollowChangesTests {
     @Test("From a revision the store has not reached (another database's), it loads the state again and follows")
     func fromAheadResynchronizes() async throws {

@@ -12,7 +12,7 @@ import Testing
 /// anything or after changing rows (the batch then runs again, each request in a savepoint);
 /// and once SQLite has rolled a batch's transaction back by itself (as it may after
 /// `SQLITE_FULL` or `SQLITE_IOERR`), no later request of the batch runs outside it.
-@Suite("Store: group commit rollbacks", .timeLimit(.minutes(1)))
+@Suite("Store: group commit rollbacks", .timeLimit(.minutes(5)))
 struct GroupCommitRollbackTests {
     struct Refused: Error {}
 

@@ -5,7 +5,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Store: group commit", .timeLimit(.minutes(2)))
+@Suite("Store: group commit", .timeLimit(.minutes(5)))
 struct GroupCommitTests {
     @Test("200 concurrent sets: distinct revisions, exactly 1...200, every value readable")
     func concurrentSets() async throws {

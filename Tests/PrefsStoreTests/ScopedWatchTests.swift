@@ -4,7 +4,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Watch: effective values at a scope", .timeLimit(.minutes(1)))
+@Suite("Watch: effective values at a scope", .timeLimit(.minutes(5)))
 struct ScopedWatchTests {
     @Test("Woken only when the effective value at the scope changes")
     func effectiveOnly() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// A write that changes nothing makes no revision, no change-log row and no event, and answers
 /// the current revision: a value set again, in a `set`, a batch or a load.
-@Suite("Writes that change nothing", .timeLimit(.minutes(1)))
+@Suite("Writes that change nothing", .timeLimit(.minutes(5)))
 struct UnchangedWriteTests {
     /// Values of every kind, each with the same value written another way.
     static let sameValues: [(JSONValue, String)] = [

@@ -7,7 +7,7 @@ import Testing
 
 /// The store's watches read as feeds (``WatchFeed``), the way the daemon's event loop reads
 /// them: wake-ups, pacing, ends, and which writes reach which feed.
-@Suite("Watch: feeds", .timeLimit(.minutes(1)))
+@Suite("Watch: feeds", .timeLimit(.minutes(5)))
 struct WatchFeedTests {
     /// Counts a feed's wake-ups, and lets a test wait for the next one.
     final class WakeUps: Sendable {

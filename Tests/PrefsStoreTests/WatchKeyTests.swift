@@ -4,7 +4,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Watch: keys and prefixes", .timeLimit(.minutes(1)))
+@Suite("Watch: keys and prefixes", .timeLimit(.minutes(5)))
 struct WatchKeyTests {
     @Test("A watcher of key A sees every change of A, in order, and nothing of B")
     func exactKey() async throws {

@@ -4,7 +4,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Watch: slow watchers", .timeLimit(.minutes(1)))
+@Suite("Watch: slow watchers", .timeLimit(.minutes(5)))
 struct WatchOverflowTests {
     @Test("A slow watcher ends with overflow at the last revision it got; a reading watcher sees all 50")
     func slowWatcherOverflows() async throws {

@@ -4,7 +4,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Watch: resume with since", .timeLimit(.minutes(1)))
+@Suite("Watch: resume with since", .timeLimit(.minutes(5)))
 struct WatchResumeTests {
     @Test("since replays exactly the missed changes, then goes live, with no duplicates")
     func replayThenLive() async throws {

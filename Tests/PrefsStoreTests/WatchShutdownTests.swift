@@ -4,7 +4,7 @@ import PrefsStore
 import TestHarness
 import Testing
 
-@Suite("Watch: shutdown and progress", .timeLimit(.minutes(1)))
+@Suite("Watch: shutdown and progress", .timeLimit(.minutes(5)))
 struct WatchShutdownTests {
     @Test("endWatches ends every stream with a shutdown event at the current revision, after what was queued")
     func endWatches() async throws {
