@@ -10,8 +10,8 @@ a PNG, 10 000 keys, a reader token) and to change keys behind the page's back. I
 printed as `ok - …` or `FAIL - …`: sign-in by a `prefsctl ui` link (once only, for a scope, or
 read-only) and by a pasted token, a wrong token refused, a reload keeping the tab's session and
 a sign-out ending it on the server; three levels of scopes; the explanation of a key; a valid and an invalid
-edit; a stale save resolved both ways; a change made by prefsctl shown on the open page within
-a second; a dropped watch resumed with `Last-Event-ID`, so a change made while it was down shows
+edit; a stale save resolved both ways; a change made by prefsctl shown on the open page through
+its open watch; a dropped watch resumed with `Last-Event-ID`, so a change made while it was down shows
 without a reload; lock and unlock; history, diff and revert; the audit log's filters; a draft's image
 as a thumbnail; export and import (replace lists what it removes); a reader seeing no editing
 control, and its write from the page refused with 403; 10 000 keys paged and found by prefix;
@@ -45,7 +45,6 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 WAIT = 10           # seconds any element may take to appear
-LIVE_LIMIT = 1.0    # seconds a change made elsewhere may take to show
 SECRET_KEY = "prefsd.console.secret"   # the sessionStorage item of the session secret
 SCHEMAS = {
     "timeline.fontSize": {"type": "int", "default": 14, "min": 8, "max": 72, "description": "Points"},
@@ -416,16 +415,29 @@ class ConsoleTest:
         self.check("the invalid value was not stored", self.get("timeline.fontSize", "/accounts/alice") == 18)
 
     def live_checks(self):
-        self.open("#/scope/accounts/alice", "Scope /accounts/alice")
+        scope = "/accounts/alice"
+        def watches_sent(events):
+            """The page's watch requests among Chrome's Network events: request ID → URL."""
+            return {params["requestId"]: params["request"]["url"] for method, params in events
+                    if method == "Network.requestWillBeSent" and urllib.parse.urlsplit(params["request"]["url"]).path == "/v1/watch"}
+        self.network_events()
+        self.open("#/scope/accounts/alice", f"Scope {scope}")
         self.wait(lambda d: self.find(tid("live-indicator")).get_attribute("data-state") == "open", "the watch open")
-        started = time.monotonic()
-        self.ctl("set", "timeline.fontSize", "21", "--scope", "/accounts/alice")
+        watches = watches_sent(self.network_events())
+        self.driver.execute_script("window.consoleTestMarker = arguments[0]", self.run_id)
+        self.ctl("set", "timeline.fontSize", "21", "--scope", scope)
         self.wait(lambda d: (r := self.row("timeline.fontSize")) and self.find(tid("key-value"), r).text == "21",
-                  "the new value on the page", timeout=5)
-        elapsed = time.monotonic() - started
+                  "the new value on the page")
         marked = self.wait(lambda d: "changed" in self.row("timeline.fontSize").get_attribute("class"), "the mark")
-        self.check(f"a change made by prefsctl shows on the open page, marked, in {elapsed:.3f} s (limit {LIVE_LIMIT} s)",
-                   elapsed <= LIVE_LIMIT and marked, f"{elapsed:.3f} s, marked: {marked}")
+        events = self.network_events()
+        streamed = any(method == "Network.dataReceived" and params["requestId"] in watches for method, params in events)
+        rewatched = list(watches_sent(events).values())
+        marker = self.driver.execute_script("return window.consoleTestMarker")
+        # Live means through the watch already open, without a reload (how soon is the benchmark's
+        # business, not a test's).
+        self.check("a change made by prefsctl shows on the open page, marked, through the watch it had open",
+                   marked and streamed and not rewatched and marker == self.run_id,
+                   f"marked: {marked}, data on the open watch {list(watches.values())}: {streamed}, new watches: {rewatched}, marker: {marker}")
 
     def resume_checks(self):
         scope, key = "/accounts/bob", "ui.signature"
