@@ -91,7 +91,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Returns the exit status once the child has ended.
-    public func exit() async -> Int32 {
+    public func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in
             let status = state.withLock { state in
                 if state.status == nil { state.waiting.append(continuation) }
@@ -106,6 +106,6 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) async -> Int32 {
         if signal != 0 { send(signal) }
-        return await exit()
+        return await waitForExit()
     }
 }

@@ -53,7 +53,7 @@ public struct CommandResult: Sendable {
             }
             try input.fileHandleForWriting.close()
         }
-        let status = await child.exit()
+        let status = await child.waitForExit()
         return CommandResult(
             status: status, stdout: try String(contentsOf: out, encoding: .utf8), stderr: try String(contentsOf: err, encoding: .utf8))
     }

@@ -20,7 +20,8 @@ import Synchronization
 /// changes too, so while its writer commits steadily it does not listen (``WriterActivity``).
 ///
 /// Writes wait for the database on a thread of their own (``PostgresWriter``); reads of drafts,
-/// attachments and the change log go through a pool of connections.
+/// tokens and the change log go through a pool of connections, made anew if it stops handing
+/// them out (``ReadingPool``), and an attachment's download through a connection of its own.
 ///
 /// An application names the type (`PostgresStore` is `PrefsEngine<PostgresStorage>`) but never
 /// holds one: its members are the engine's alone.
