@@ -56,21 +56,37 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         var tokenUseTask: Task<Void, Never>?
     }
 
-    /// An engine over `storage`, loading what the engine keeps in memory from it.
+    /// An engine over `storage`, loading what the engine keeps in memory from it on the calling
+    /// thread.
     ///
     /// - Parameters:
     ///   - storage: The database under the engine.
     ///   - configuration: How the engine is set up.
     ///   - clock: What measures the engine's short waits; tests pass one they move by hand.
+    /// - Throws: ``PrefsError`` if an override breaks its key's name or schema, or as
+    ///   ``PrefsStorage/loadSnapshot()`` does.
+    package convenience init(
+        storage: Storage, configuration: StoreConfiguration, clock: any Clock<Duration> = ContinuousClock()
+    ) throws where Storage: PrefsStorage {
+        try self.init(storage: storage, snapshot: storage.loadSnapshot(), configuration: configuration, clock: clock)
+    }
+
+    /// An engine over `storage`, starting from `snapshot`, which the storage has just loaded.
+    ///
+    /// - Parameters:
+    ///   - storage: The database under the engine.
+    ///   - snapshot: What the engine keeps in memory, as the storage holds it now.
+    ///   - configuration: How the engine is set up.
+    ///   - clock: What measures the engine's short waits; tests pass one they move by hand.
     /// - Throws: ``PrefsError`` if an override breaks its key's name or schema.
     package init(
-        storage: Storage, configuration: StoreConfiguration, clock: any Clock<Duration> = ContinuousClock()
+        storage: Storage, snapshot: StorageSnapshot, configuration: StoreConfiguration,
+        clock: any Clock<Duration> = ContinuousClock()
     ) throws where Storage: PrefsStorage {
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
         host = storage.hasOtherWriters ? ProcessInfo.processInfo.hostName : nil
-        let snapshot = try storage.loadSnapshot()
         for (key, value) in configuration.overrides {
             try KeyName.validate(key)
             try configuration.rules.checkValue(value, for: key, schema: snapshot.keys[key]?.schema)

@@ -112,6 +112,12 @@ public final class PostgresStorage: PrefsStorage {
         try writer.sync { connection in try connection.loadSnapshot() }
     }
 
+    /// ``loadSnapshot()``, waited for without holding a thread of the concurrency pool through
+    /// its round trips to PostgreSQL.
+    func loadSnapshotOffThePool() async throws -> StorageSnapshot {
+        try await writer.perform { connection in try connection.loadSnapshot() }
+    }
+
     package func withWriter<T>(_ body: (any WriteConnection) throws -> T) rethrows -> T {
         try writer.sync { connection in try body(connection) }
     }

@@ -52,7 +52,7 @@ extension PrefsEngine where Storage == PostgresStorage {
     ) async throws {
         let storage = try await PostgresStorage(database: database, logger: logger)
         do {
-            try self.init(storage: storage, configuration: configuration)
+            try self.init(storage: storage, snapshot: try await storage.loadSnapshotOffThePool(), configuration: configuration)
         } catch {
             storage.close()
             throw error

@@ -18,6 +18,14 @@ final class PostgresWriter: @unchecked Sendable {
         try queue.sync { try body(connection) }
     }
 
+    /// Runs `body` with the connection on the writer's thread, and returns what it returns once
+    /// it has.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PostgresWriteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body(self.connection) }) }
+        }
+    }
+
     /// Runs `body` with the connection on the writer's thread, soon.
     func async(_ body: @escaping @Sendable (any WriteConnection) -> Void) {
         queue.async { body(self.connection) }
