@@ -42,6 +42,7 @@ struct ReadingPoolTests {
             let refusal = await #expect(throws: PrefsError.self) { try await pool.withConnection(selectOne) }
             #expect(refusal?.code == .unavailable)
             #expect(refusal?.message.contains("no connection to read on came within") == true, "\(String(describing: refusal))")
+            #expect(refusal?.message.contains("nothing was read. Retry once it is back.") == true, "a read stores nothing to speak of")
             // Through a new pool, whose connection nothing holds: the old one would never give one.
             #expect(try await Self.retryingWhileUnavailable { try await pool.withConnection(selectOne) } == 1)
 

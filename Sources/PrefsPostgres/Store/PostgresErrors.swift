@@ -16,8 +16,21 @@ enum PostgresErrors {
     /// batch a ``StorageConflict``, to run again.
     static let conflicts: [PostgresError.Code] = [.uniqueViolation, .foreignKeyViolation, .serializationFailure, .deadlockDetected]
 
+    /// What failed: a write, whose error says nothing was stored, or a read.
+    enum Work {
+        case writing, reading
+
+        /// What the error says came of it.
+        var outcome: String {
+            switch self {
+            case .writing: "nothing was stored"
+            case .reading: "nothing was read"
+            }
+        }
+    }
+
     /// `error` as a ``PrefsError``; ``PrefsError``s pass unchanged. `location` names the server.
-    static func translate(_ error: any Error, location: PostgresLocation) -> any Error {
+    static func translate(_ error: any Error, location: PostgresLocation, work: Work = .writing) -> any Error {
         switch error {
         case is PrefsError, is CancellationError:
             return error
@@ -30,24 +43,24 @@ enum PostgresErrors {
                     return PrefsError(.storageFull, "PostgreSQL's disk is full (\(message)); the change was not stored.")
                 }
                 if unreachableClasses.contains(where: state.isInClass) {
-                    return unreachable(location, detail: message)
+                    return unreachable(location, detail: message, work: work)
                 }
-                return PrefsError(.internal, "PostgreSQL refused a statement (\(state.raw): \(message)); nothing was stored.")
+                return PrefsError(.internal, "PostgreSQL refused a statement (\(state.raw): \(message)); \(work.outcome).")
             default:
-                return unreachable(location, detail: error.code.description)
+                return unreachable(location, detail: error.code.description, work: work)
             }
         case is ChannelError, is IOError:
-            return unreachable(location, detail: "\(error)")
+            return unreachable(location, detail: "\(error)", work: work)
         default:
             return StagingErrors.translate(error)
         }
     }
 
     /// The error of a database that cannot be reached.
-    static func unreachable(_ location: PostgresLocation, detail: String) -> PrefsError {
+    static func unreachable(_ location: PostgresLocation, detail: String, work: Work = .writing) -> PrefsError {
         PrefsError(
             .unavailable,
-            "PostgreSQL at \(location) is unreachable (\(detail)); nothing was stored. Retry once it is back.")
+            "PostgreSQL at \(location) is unreachable (\(detail)); \(work.outcome). Retry once it is back.")
     }
 }
 

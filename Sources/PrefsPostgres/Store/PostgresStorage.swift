@@ -212,7 +212,7 @@ public final class PostgresStorage: PrefsStorage {
         do {
             return try await read()
         } catch {
-            throw PostgresErrors.translate(error, location: database)
+            throw PostgresErrors.translate(error, location: database, work: .reading)
         }
     }
 

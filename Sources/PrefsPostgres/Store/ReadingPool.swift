@@ -50,7 +50,7 @@ final class ReadingPool: Sendable {
     ///   then) or once the pool is closed; and what `read` throws.
     func withConnection<T: Sendable>(_ read: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         guard let client = current.withLock({ $0?.client }) else {
-            throw PostgresErrors.unreachable(location, detail: "the store is closed")
+            throw PostgresErrors.unreachable(location, detail: "the store is closed", work: .reading)
         }
         let attempt = ReadAttempt<T>()
         let reading = Task {
@@ -68,7 +68,8 @@ final class ReadingPool: Sendable {
         }
         let deadline = Task { [leaseWait, location] in
             try await Task.sleep(for: leaseWait)
-            let error = PostgresErrors.unreachable(location, detail: "no connection to read on came within \(leaseWait)")
+            let error = PostgresErrors.unreachable(
+                location, detail: "no connection to read on came within \(leaseWait)", work: .reading)
             guard attempt.endUnlessLeased(.failure(error)) else { return }
             replace(client)
             reading.cancel()
