@@ -159,7 +159,7 @@ final class Daemon {
     func exited() async -> Int32 {
         guard let process else { return -1 }
         self.process = nil
-        return await process.stop(signal: 0)
+        return await process.waitForExit()
     }
 
     /// SIGKILL, like a crash; then waits.

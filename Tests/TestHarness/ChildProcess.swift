@@ -101,11 +101,11 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Sends `signal` (SIGTERM unless told otherwise; 0 sends nothing) if the child still runs,
-    /// then returns its exit status once it has ended.
+    /// Sends `signal` (SIGTERM unless told otherwise) if the child still runs, then returns its
+    /// exit status once it has ended.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) async -> Int32 {
-        if signal != 0 { send(signal) }
+        send(signal)
         return await waitForExit()
     }
 }

@@ -239,14 +239,15 @@ final class GroupCommitWriter: Sendable {
         var ran = 0
         let batch: WriteBatch
         var shift: RevisionShift?
-        // A request alone in its batch, and not idempotent (whose refusal is stored), is undone by
-        // rolling the transaction back. Where others write too, a request that fails must still
-        // reach the commit, which checks that what it failed on was current: there, each request
-        // has its savepoint (on PostgreSQL sent only for rows written at once).
-        let alone = jobs.count == 1 && jobs[0].idempotency == nil
         // Without savepoints, what counts the rows each request changes.
         let rowCount: (any ExclusiveTransactions)? =
             if !savepoints, case .exclusive(let transactions) = connection.transactions { transactions } else { nil }
+        // Without savepoints, a request alone in its batch, and not idempotent (whose refusal is
+        // stored), is undone by rolling the transaction back. Where others write too, a request
+        // that fails must still reach the commit, which checks that what it failed on was
+        // current: there, each request has its savepoint (on PostgreSQL sent only for rows
+        // written at once).
+        let alone = rowCount != nil && jobs.count == 1 && jobs[0].idempotency == nil
         do {
             let committedElsewhere = try begin(connection, optimistic: optimistic)
             do {
@@ -299,7 +300,7 @@ final class GroupCommitWriter: Sendable {
                         } else {
                             failures.append((job, error))
                         }
-                        if alone && rowCount != nil { throw error }
+                        if alone { throw error }
                     }
                 }
                 try connection.checkTransactionIsOpen()
