@@ -5,24 +5,35 @@ import PrefsKit
 /// The outcomes of idempotent requests (``StoredOutcome``), kept in `idempotent_request` in the
 /// transaction of the write itself.
 enum IdempotentRequestRecords {
-    /// The outcomes stored under any of `keys`, by key: one statement for a batch's keys, however
-    /// many, passed as a JSON array.
+    /// The outcomes stored under any of `keys`, by key: one statement for up to
+    /// ``keysPerLookUp`` keys, each bound as a parameter of `key IN (?, …)`.
     static func fetch(_ db: Database, keys: [String]) throws -> [String: StoredOutcome] {
-        let rows = try Row.fetchCursor(
-            db.cachedStatement(
-                sql: """
-                    SELECT key, fingerprint, refused, outcome, base_revision, created_at FROM idempotent_request
-                    WHERE key IN (SELECT value FROM json_each(?))
-                    """),
-            arguments: [JSONValue.array(keys.map(JSONValue.string)).canonicalText])
         var outcomes: [String: StoredOutcome] = [:]
-        while let row = try rows.next() {
-            let key: String = row["key"]
-            outcomes[key] = StoredOutcome(
-                key: key, fingerprint: row["fingerprint"], refused: row["refused"], body: row["outcome"],
-                baseRevision: row["base_revision"], createdAt: row["created_at"])
+        var rest = keys[...]
+        while !rest.isEmpty {
+            let some = rest.prefix(keysPerLookUp)
+            rest = rest.dropFirst(some.count)
+            try db.run(lookUps[some.count - 1]) { row in
+                for key in some { row.bind(key) }
+            } eachRow: { row in
+                let key = row.text(0)
+                outcomes[key] = StoredOutcome(
+                    key: key, fingerprint: row.text(1), refused: row.integer(2) != 0, body: row.text(3),
+                    baseRevision: row.integer(4), createdAt: row.real(5))
+            }
         }
         return outcomes
+    }
+
+    /// The most keys one look-up binds: a batch's, as a rule.
+    static let keysPerLookUp = 16
+
+    /// The look-ups of 1 to ``keysPerLookUp`` keys, made once.
+    private static let lookUps = (1...keysPerLookUp).map { count in
+        """
+        SELECT key, fingerprint, refused, outcome, base_revision, created_at FROM idempotent_request
+        WHERE key IN (\(Array(repeating: "?", count: count).joined(separator: ", ")))
+        """
     }
 
     static func insert(_ db: Database, _ outcome: StoredOutcome) throws {

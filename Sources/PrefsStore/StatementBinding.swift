@@ -49,6 +49,29 @@ struct StatementBinding {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
 
+/// The row a statement run through ``GRDB/Database/run(_:binding:eachRow:)`` stands on, its columns
+/// read by index through SQLite's C API.
+struct StatementRow {
+    fileprivate let statement: SQLiteStatement
+
+    /// The text of column `index` (from 0); empty for NULL.
+    func text(_ index: Int32) -> String {
+        guard let bytes = sqlite3_column_text(statement, index) else { return "" }
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, index))), as: UTF8.self)
+    }
+
+    /// The integer of column `index` (from 0).
+    func integer(_ index: Int32) -> Int64 {
+        sqlite3_column_int64(statement, index)
+    }
+
+    /// The real number of column `index` (from 0).
+    func real(_ index: Int32) -> Double {
+        sqlite3_column_double(statement, index)
+    }
+}
+
 extension Database {
     /// Runs `sql` — compiled once per connection — to its end, with the arguments `bind` binds in
     /// order, through SQLite's C API.
@@ -59,6 +82,13 @@ extension Database {
     /// transactions about the statement, which costs more than SQLite's own work for a row of
     /// the change log's 19 columns. No transaction observer watches the writer's connection.
     func run(_ sql: String, binding bind: (inout StatementBinding) -> Void = { _ in }) throws {
+        try run(sql, binding: bind) { _ in }
+    }
+
+    /// Runs `sql` as ``run(_:binding:)`` does, passing each row it returns to `row`.
+    func run(
+        _ sql: String, binding bind: (inout StatementBinding) -> Void = { _ in }, eachRow row: (StatementRow) throws -> Void
+    ) throws {
         let statement = try cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(statement)
         defer { sqlite3_reset(statement) }
@@ -72,7 +102,7 @@ extension Database {
         while true {
             switch sqlite3_step(statement) {
             case SQLITE_DONE: return
-            case SQLITE_ROW: continue
+            case SQLITE_ROW: try row(StatementRow(statement: statement))
             case let code:
                 throw DatabaseError(
                     resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)

@@ -3,8 +3,8 @@ import GRDB
 import Testing
 
 /// The writer's hottest statements, bound and run through SQLite's C API (`Database.run`): every
-/// kind of value and NULL arrive as bound, SQLite's errors come back as GRDB's, and a statement
-/// that failed runs again.
+/// kind of value and NULL arrive as bound and are read back from each row, SQLite's errors come
+/// back as GRDB's, and a statement that failed runs again.
 @Suite("Store: statements bound through SQLite's C API")
 struct StatementBindingTests {
     static let insert = "INSERT INTO t (text, integer, real, flag, unique_key) VALUES (?, ?, ?, ?, ?)"
@@ -41,6 +41,23 @@ struct StatementBindingTests {
             #expect(rows[0]["flag"] == 1)
             #expect(rows[0]["unique_key"] == "7")
             #expect(rows[1].databaseValues.prefix(4).allSatisfy { $0.isNull })
+        }
+    }
+
+    @Test func readsEachRowsColumns() throws {
+        let queue = try Self.table()
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO t (text, integer, real) VALUES ('h\u{E9}', 7, 2.5), (NULL, -1, 0), ('x', 3, 1)")
+            var rows: [(String, Int64, Double)] = []
+            try db.run("SELECT text, integer, real FROM t WHERE integer < ? ORDER BY rowid") { row in
+                row.bind(5 as Int64?)
+            } eachRow: { row in
+                rows.append((row.text(0), row.integer(1), row.real(2)))
+            }
+            #expect(rows.map(\.0) == ["", "x"])
+            #expect(rows.map(\.1) == [-1, 3])
+            #expect(rows.map(\.2) == [0, 1])
+            try db.run("SELECT text FROM t WHERE integer = 7") { _ in } eachRow: { row in #expect(row.text(0) == "h\u{E9}") }
         }
     }
 

@@ -24,14 +24,27 @@ final class GroupCommitWriter: Sendable {
     /// A queued request: `perform` runs it inside the transaction and returns what reports its
     /// outcome, with its answer to store when it is idempotent; `replay` reports the outcome an
     /// earlier run of the same idempotent request stored; `fail` reports that the request itself
-    /// failed.
-    private struct Job: Sendable {
-        var idempotency: IdempotentRequest?
+    /// failed. A class: a batch passes its jobs from the queue to its attempts and their
+    /// reports, and each pass of a struct would copy its five references.
+    private final class Job: Sendable {
+        let idempotency: IdempotentRequest?
         /// Who makes the request, and why: what its changes record.
-        var origin: ChangeOrigin
-        var perform: @Sendable (WriteBatch) throws -> (report: Report, answer: String?)
-        var replay: @Sendable (StoredOutcome) -> Report
-        var fail: @Sendable (any Error) -> Void
+        let origin: ChangeOrigin
+        let perform: @Sendable (WriteBatch) throws -> (report: Report, answer: String?)
+        let replay: @Sendable (StoredOutcome) -> Report
+        let fail: @Sendable (any Error) -> Void
+
+        init(
+            idempotency: IdempotentRequest?, origin: ChangeOrigin,
+            perform: @escaping @Sendable (WriteBatch) throws -> (report: Report, answer: String?),
+            replay: @escaping @Sendable (StoredOutcome) -> Report, fail: @escaping @Sendable (any Error) -> Void
+        ) {
+            self.idempotency = idempotency
+            self.origin = origin
+            self.perform = perform
+            self.replay = replay
+            self.fail = fail
+        }
     }
 
     /// A request that ran without a savepoint failed after changing rows.
