@@ -1,15 +1,20 @@
 extension Sequence<UInt8> {
     /// The bytes as lowercase hexadecimal, two digits each (a SHA-256 digest's usual form), written
-    /// straight into the string's storage — `String(format:)` costs a microsecond a byte.
+    /// straight into the string's storage — `String(format:)` costs a microsecond a byte. Bytes
+    /// in contiguous storage (a digest's `withUnsafeBytes`) are read where they are, uncopied.
     package var lowercaseHex: String {
-        let bytes = Array(self)
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            for (index, byte) in bytes.enumerated() {
-                text[2 * index] = hexDigit(byte >> 4)
-                text[2 * index + 1] = hexDigit(byte & 0x0F)
-            }
-            return bytes.count * 2
+        withContiguousStorageIfAvailable(hexadecimal) ?? Array(self).withUnsafeBufferPointer(hexadecimal)
+    }
+}
+
+/// `bytes` as lowercase hexadecimal.
+private func hexadecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+        for (index, byte) in bytes.enumerated() {
+            text[2 * index] = hexDigit(byte >> 4)
+            text[2 * index + 1] = hexDigit(byte & 0x0F)
         }
+        return bytes.count * 2
     }
 }
 

@@ -146,15 +146,11 @@ final class API: Sendable {
             return .refused(PrefsError(.invalidRequest, "The path is not percent-encoded UTF-8."), allow: [])
         }
         let method = request.method == .head ? .get : request.method
-        var allowed: [HTTPRequest.Method] = []
-        for endpoint in endpoints {
-            guard let parameters = endpoint.path.match(segments) else { continue }
-            if endpoint.method == method {
-                request.parameters = parameters
-                return .endpoint(endpoint)
-            }
-            allowed.append(endpoint.method)
+        if let endpoint = endpoints.first(where: { $0.method == method && $0.path.matches(segments) }) {
+            request.parameters = endpoint.path.parameters(of: segments)
+            return .endpoint(endpoint)
         }
+        var allowed = endpoints.filter { $0.path.matches(segments) }.map(\.method)
         guard allowed.isEmpty else {
             if allowed.contains(.get) { allowed.append(.head) }
             let names = allowed.map(\.rawValue).joined(separator: ", ")

@@ -19,17 +19,20 @@ struct EndpointPath: Sendable {
         }
     }
 
-    /// The parameters of `segments` (a request path's, already percent-decoded) if it matches;
-    /// nil otherwise.
-    func match(_ path: [String]) -> [String: String]? {
-        guard path.count == segments.count else { return nil }
-        var parameters: [String: String] = [:]
+    /// Whether `path` (a request path's segments, already percent-decoded) matches.
+    func matches(_ path: [String]) -> Bool {
+        guard path.count == segments.count else { return false }
         for (segment, given) in zip(segments, path) {
-            switch segment {
-            case .literal(let literal) where literal == given: continue
-            case .literal: return nil
-            case .parameter(let name): parameters[name] = given
-            }
+            if case .literal(let literal) = segment, literal != given { return false }
+        }
+        return true
+    }
+
+    /// The parameters of `path`, which ``matches(_:)``.
+    func parameters(of path: [String]) -> PathParameters {
+        var parameters = PathParameters()
+        for (segment, given) in zip(segments, path) {
+            if case .parameter(let name) = segment { parameters.append(name, given) }
         }
         return parameters
     }

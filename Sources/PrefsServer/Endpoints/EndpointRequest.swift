@@ -18,7 +18,7 @@ struct EndpointRequest: Sendable {
     /// memo keeps needs none.
     private(set) var query = QueryItems()
     /// The endpoint's path parameters by name, percent-decoded (filled in by ``API``).
-    var parameters: [String: String] = [:]
+    var parameters = PathParameters()
     /// The body, when the endpoint reads it whole.
     var body: ByteBuffer?
     /// The body as it arrives, when the endpoint streams it (an upload).
@@ -171,7 +171,7 @@ struct EndpointRequest: Sendable {
             hash(headers[.contentType] ?? "")
             hash(headers[.contentLength] ?? "")
         }
-        let fingerprint = hasher.finalize().lowercaseHex
+        let fingerprint = hasher.finalize().withUnsafeBytes(\.lowercaseHex)
         return try IdempotentRequest(key: key, fingerprint: fingerprint)
     }
 

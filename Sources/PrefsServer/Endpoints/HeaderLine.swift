@@ -1,5 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Byte-level reading of header lines, shared by the raw-bytes parser and the look-ups.
 enum HeaderLine {
+    /// Where the line starting at `start` of checked header lines ends (its CR), if one does: a
+    /// `memchr`, as a look-up passes over every line before the one it wants.
+    static func lineEnd(in lines: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard start < lines.count, let base = lines.baseAddress,
+            let found = memchr(base + start, 0x0D, lines.count - start)
+        else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
+    }
+
     /// Whether `bytes` spell `lowercase` (lowercase ASCII) in any case: ASCII letters differ from
     /// their capitals only in 0x20; the other token bytes match exactly.
     static func equalsIgnoringCase(_ bytes: Slice<UnsafeRawBufferPointer>, _ lowercase: some Collection<UInt8>) -> Bool {

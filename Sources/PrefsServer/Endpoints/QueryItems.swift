@@ -15,11 +15,22 @@ struct QueryItems: Sendable {
 
     /// The items of `query`, the bytes after `?`.
     init(_ query: UnsafeBufferPointer<UInt8>) {
-        items = query.split(separator: UInt8(ascii: "&")).map { item in
-            guard let equals = item.firstIndex(of: UInt8(ascii: "=")) else { return (String(decoding: item, as: UTF8.self), "") }
+        var items: [(name: String, value: String)] = []
+        var start = query.startIndex
+        while start < query.endIndex {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            defer { start = end + 1 }
+            guard end > start else { continue }
+            let item = query[start..<end]
+            guard let equals = item.firstIndex(of: UInt8(ascii: "=")) else {
+                items.append((String(decoding: item, as: UTF8.self), ""))
+                continue
+            }
             let value = UnsafeBufferPointer(rebasing: item[(equals + 1)...])
-            return (String(decoding: item[..<equals], as: UTF8.self), Self.percentDecoded(value) ?? String(decoding: value, as: UTF8.self))
+            items.append(
+                (String(decoding: item[..<equals], as: UTF8.self), Self.percentDecoded(value) ?? String(decoding: value, as: UTF8.self)))
         }
+        self.items = items
     }
 
     /// The first value of `name`.

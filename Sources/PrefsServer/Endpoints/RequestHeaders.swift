@@ -31,13 +31,18 @@ struct RequestHeaders: Sendable {
         case .fields(let fields):
             return fields.first { $0.name == name }?.value
         case .lines(let lines):
+            let wanted = name.canonicalName.utf8
             return lines.withUnsafeReadableBytes { raw in
                 var start = 0
-                while let end = raw[start...].firstIndex(of: 0x0D) {
+                while let end = HeaderLine.lineEnd(in: raw, from: start) {
                     let line = raw[start..<end]
                     start = end + 2
-                    let colon = line.firstIndex(of: UInt8(ascii: ":"))!
-                    guard HeaderLine.equalsIgnoringCase(line[..<colon], name.canonicalName.utf8) else { continue }
+                    // A checked name has no colon in it: the line's name is `wanted`'s length
+                    // exactly when a colon follows that many bytes.
+                    let colon = line.startIndex + wanted.count
+                    guard colon < line.endIndex, line[colon] == UInt8(ascii: ":"),
+                        HeaderLine.equalsIgnoringCase(line[..<colon], wanted)
+                    else { continue }
                     return String(decoding: HeaderLine.trimmingSpaces(line[(colon + 1)...]), as: UTF8.self)
                 }
                 return nil
