@@ -3,17 +3,41 @@ internal import GRDBSQLite
 
 /// The arguments of one run of a statement, bound in order through SQLite's C API
 /// (``GRDB/Database/run(_:binding:)``).
+///
+/// Texts are copied into ``texts``, space on the stack that outlives the run, and bound where
+/// they lie (`SQLITE_STATIC`): SQLite would otherwise copy each one into memory of its own
+/// (`SQLITE_TRANSIENT`), a `malloc` and a `free` per text — sixteen a keyed write. A text that
+/// does not fit is bound as SQLite's own copy.
 struct StatementBinding {
     fileprivate let statement: SQLiteStatement
+    /// Where the texts bound so far are copied, for as long as the statement runs.
+    fileprivate let texts: UnsafeMutableRawBufferPointer
+    /// How many bytes of ``texts`` are taken.
+    private var textsUsed = 0
     /// How many parameters are bound so far: the next one is `count + 1`.
     fileprivate var count: Int32 = 0
 
-    /// Binds the next parameter to `text`, copied, or to NULL.
+    /// The bytes of ``texts``: room for a keyed write's texts, whose values are small as a rule.
+    fileprivate static let textsCapacity = 4096
+
+    fileprivate init(statement: SQLiteStatement, texts: UnsafeMutableRawBufferPointer) {
+        self.statement = statement
+        self.texts = texts
+    }
+
+    /// Binds the next parameter to `text`, or to NULL.
     mutating func bind(_ text: String?) {
         count += 1
         guard var text else { return bindNull() }
         text.withUTF8 { bytes in
-            _ = sqlite3_bind_text(statement, count, bytes.baseAddress, Int32(bytes.count), Self.transient)
+            guard bytes.count <= texts.count - textsUsed, let base = texts.baseAddress else {
+                _ = sqlite3_bind_text(statement, count, bytes.baseAddress, Int32(bytes.count), Self.transient)
+                return
+            }
+            let copy = base + textsUsed
+            if let source = bytes.baseAddress { copy.copyMemory(from: source, byteCount: bytes.count) }
+            textsUsed += bytes.count
+            _ = sqlite3_bind_text(statement, count, copy.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.static)
         }
     }
 
@@ -47,6 +71,8 @@ struct StatementBinding {
 
     /// `SQLITE_TRANSIENT`: SQLite copies the bytes before the call returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// `SQLITE_STATIC`: the bytes stay where they are until the statement is reset.
+    private static let `static` = unsafeBitCast(0, to: sqlite3_destructor_type.self)
 }
 
 /// The row a statement run through ``GRDB/Database/run(_:binding:eachRow:)`` stands on, its columns
@@ -91,21 +117,27 @@ extension Database {
     ) throws {
         let statement = try cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(statement)
-        defer { sqlite3_reset(statement) }
-        var binding = StatementBinding(statement: statement)
-        bind(&binding)
-        let expected = sqlite3_bind_parameter_count(statement)
-        guard binding.count == expected else {
-            throw DatabaseError(
-                resultCode: .SQLITE_MISUSE, message: "\(binding.count) arguments for \(expected) parameters", sql: sql)
-        }
-        while true {
-            switch sqlite3_step(statement) {
-            case SQLITE_DONE: return
-            case SQLITE_ROW: try row(StatementRow(statement: statement))
-            case let code:
+        try withUnsafeTemporaryAllocation(byteCount: StatementBinding.textsCapacity, alignment: 1) { texts in
+            // Reset, its texts let go of, before the space they were copied to is.
+            defer {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            }
+            var binding = StatementBinding(statement: statement, texts: texts)
+            bind(&binding)
+            let expected = sqlite3_bind_parameter_count(statement)
+            guard binding.count == expected else {
                 throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
+                    resultCode: .SQLITE_MISUSE, message: "\(binding.count) arguments for \(expected) parameters", sql: sql)
+            }
+            while true {
+                switch sqlite3_step(statement) {
+                case SQLITE_DONE: return
+                case SQLITE_ROW: try row(StatementRow(statement: statement))
+                case let code:
+                    throw DatabaseError(
+                        resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqliteConnection)), sql: sql)
+                }
             }
         }
     }

@@ -44,6 +44,23 @@ struct StatementBindingTests {
         }
     }
 
+    @Test func bindsTextsBeyondTheStackSpaceAndEmptyOnes() throws {
+        let queue = try Self.table()
+        // 3 000 bytes fit the run's space for texts, and the next 3 000 do not.
+        let (long, longer) = (String(repeating: "a", count: 3_000), String(repeating: "\u{E9}", count: 1_500))
+        try queue.write { db in
+            for (first, second) in [(long, longer), ("", "")] {
+                try db.run("INSERT INTO t (text, unique_key) VALUES (?, ?)") { row in
+                    row.bind(first)
+                    row.bind(second)
+                }
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT text, unique_key FROM t ORDER BY rowid")
+            #expect(rows.map { $0["text"] as String? } == [long, ""])
+            #expect(rows.map { $0["unique_key"] as String? } == [longer, ""])
+        }
+    }
+
     @Test func readsEachRowsColumns() throws {
         let queue = try Self.table()
         try queue.write { db in
