@@ -24,26 +24,56 @@ final class GroupCommitWriter: Sendable {
     /// A queued request: `perform` runs it inside the transaction and returns what reports its
     /// outcome, with its answer to store when it is idempotent; `replay` reports the outcome an
     /// earlier run of the same idempotent request stored; `fail` reports that the request itself
-    /// failed. A class: a batch passes its jobs from the queue to its attempts and their
-    /// reports, and each pass of a struct would copy its five references.
-    private final class Job: Sendable {
-        let idempotency: IdempotentRequest?
+    /// failed.
+    private protocol Job: AnyObject, Sendable {
+        var idempotency: IdempotentRequest? { get }
         /// Who makes the request, and why: what its changes record.
+        var origin: ChangeOrigin { get }
+        func perform(_ batch: WriteBatch) throws -> (report: Report, answer: String?)
+        func replay(_ stored: StoredOutcome) -> Report
+        func fail(_ error: any Error)
+    }
+
+    /// A request whose work answers `T`, and what it reports to: one object for all a request's
+    /// parts, which a batch passes from the queue to its attempt and its reports by reference.
+    private final class Request<T: Sendable>: Job {
+        let work: @Sendable (WriteBatch) throws -> T
+        let idempotency: IdempotentRequest?
         let origin: ChangeOrigin
-        let perform: @Sendable (WriteBatch) throws -> (report: Report, answer: String?)
-        let replay: @Sendable (StoredOutcome) -> Report
-        let fail: @Sendable (any Error) -> Void
+        let completion: @Sendable (Result<T, any Error>) -> Void
+        /// The writer whose keys in flight hold ``idempotency``'s key until the request is answered.
+        let writer: GroupCommitWriter
 
         init(
-            idempotency: IdempotentRequest?, origin: ChangeOrigin,
-            perform: @escaping @Sendable (WriteBatch) throws -> (report: Report, answer: String?),
-            replay: @escaping @Sendable (StoredOutcome) -> Report, fail: @escaping @Sendable (any Error) -> Void
+            _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?, origin: ChangeOrigin,
+            writer: GroupCommitWriter, completion: @escaping @Sendable (Result<T, any Error>) -> Void
         ) {
+            self.work = work
             self.idempotency = idempotency
             self.origin = origin
-            self.perform = perform
-            self.replay = replay
-            self.fail = fail
+            self.writer = writer
+            self.completion = completion
+        }
+
+        func perform(_ batch: WriteBatch) throws -> (report: Report, answer: String?) {
+            let value = try work(batch)
+            let answer = idempotency == nil ? nil : try OutcomeCoding.encode(value)
+            return ({ outcome in self.complete(outcome.map { shift in shift?.apply(to: value) ?? value }) }, answer)
+        }
+
+        func replay(_ stored: StoredOutcome) -> Report {
+            let result = OutcomeCoding.decode(T.self, from: stored)
+            return { outcome in self.complete(outcome.flatMap { _ in result }) }
+        }
+
+        func fail(_ error: any Error) {
+            complete(.failure(error))
+        }
+
+        /// Reports `result`, its key no longer in flight.
+        private func complete(_ result: Result<T, any Error>) {
+            if let idempotency { writer.inFlight.withLock { _ = $0.remove(idempotency.key) } }
+            completion(result)
         }
     }
 
@@ -84,7 +114,7 @@ final class GroupCommitWriter: Sendable {
     private let hooks: Hooks
     /// What measures ``gatherWindow``: `ContinuousClock` but in tests, which move it by hand.
     private let clock: any Clock<Duration>
-    private let queue = Mutex(CommitQueue<Job>())
+    private let queue = Mutex(CommitQueue<any Job>())
     /// The keys of the idempotent requests submitted and not yet answered.
     private let inFlight = Mutex(Set<String>())
 
@@ -132,30 +162,12 @@ final class GroupCommitWriter: Sendable {
         _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin,
         leadingHere: Bool, completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        var completion = completion
         if let idempotency {
             guard inFlight.withLock({ $0.insert(idempotency.key).inserted }) else {
                 return completion(.failure(idempotency.inProgressError))
             }
-            completion = { [completion] result in
-                self.inFlight.withLock { _ = $0.remove(idempotency.key) }
-                completion(result)
-            }
         }
-        let job = Job(
-            idempotency: idempotency,
-            origin: origin,
-            perform: { [completion] batch in
-                let value = try work(batch)
-                let answer = idempotency == nil ? nil : try OutcomeCoding.encode(value)
-                return ({ outcome in completion(outcome.map { shift in shift?.apply(to: value) ?? value }) }, answer)
-            },
-            replay: { [completion] stored in
-                let result = OutcomeCoding.decode(T.self, from: stored)
-                return { outcome in completion(outcome.flatMap { _ in result }) }
-            },
-            fail: { [completion] error in completion(.failure(error)) }
-        )
+        let job = Request(work, idempotency: idempotency, origin: origin, writer: self, completion: completion)
         guard queue.withLock({ $0.submit(job) }) == .lead else { return }
         if leadingHere && storage.commitsOnCallingThread {
             lead()
@@ -212,7 +224,7 @@ final class GroupCommitWriter: Sendable {
     /// Where the engine is the database's one writer, the requests first run without savepoints
     /// (``attempt(_:_:optimistic:savepoints:)``), and the batch runs again with them in the rare
     /// case that one of them fails after changing rows.
-    private func commit(_ jobs: [Job], _ connection: any WriteConnection) -> () -> Void {
+    private func commit(_ jobs: [any Job], _ connection: any WriteConnection) -> () -> Void {
         defer { queue.withLock { $0.batchEnded() } }
         var conflict: StorageConflict?
         var savepoints = storage.hasOtherWriters
@@ -244,10 +256,10 @@ final class GroupCommitWriter: Sendable {
     /// with savepoints — unless it is alone in its batch and not idempotent, when rolling the
     /// transaction back is the same as undoing it. A savepoint per request costs SQLite a copy of
     /// every page the request touches first, for nothing when it succeeds, as nearly all do.
-    private func attempt(_ jobs: [Job], _ connection: any WriteConnection, optimistic: Bool, savepoints: Bool) -> Attempt {
+    private func attempt(_ jobs: [any Job], _ connection: any WriteConnection, optimistic: Bool, savepoints: Bool) -> Attempt {
         var acknowledgements: [Report] = []
         /// The requests that failed on their own, reported once the attempt is final.
-        var failures: [(job: Job, error: any Error)] = []
+        var failures: [(job: any Job, error: any Error)] = []
         /// How many jobs have run (and were acknowledged or failed on their own).
         var ran = 0
         let batch: WriteBatch
