@@ -28,10 +28,26 @@ extension WriteResult {
     /// The wire JSON of a write's answer, written directly, the same as `WireJSON` would
     /// encode it (sorted keys, absent members left out): every write answers with it.
     public var wireJSON: String {
-        var json = "{"
-        if let removed { json += #""removed":\#(removed),"# }
-        json += #""revision":\#(revision)"#
-        if let revisions { json += #","revisions":[\#(revisions.map(String.init).joined(separator: ","))]"# }
-        return json + "}"
+        // Appended piece by piece into room made once: every write's answer is one allocation.
+        var json = ""
+        json.reserveCapacity(48 + (revisions?.count ?? 0) * 20)
+        json += "{"
+        if let removed {
+            json += #""removed":"#
+            json += String(removed)
+            json += ","
+        }
+        json += #""revision":"#
+        json += String(revision)
+        if let revisions {
+            json += #","revisions":["#
+            for (index, revision) in revisions.enumerated() {
+                if index > 0 { json += "," }
+                json += String(revision)
+            }
+            json += "]"
+        }
+        json += "}"
+        return json
     }
 }

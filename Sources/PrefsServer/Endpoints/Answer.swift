@@ -29,8 +29,11 @@ struct Answer: Sendable {
 
     /// An answer with a JSON `body`.
     static func json(_ body: ByteBuffer, status: HTTPResponse.Status = .ok) -> Answer {
-        whole(body, type: "application/json", status: status)
+        Answer(status: status, fields: jsonFields, body: .whole(body))
     }
+
+    /// A JSON answer's own fields, made once: each answer shares them until it adds one.
+    private static let jsonFields = [HTTPField(name: .contentType, value: "application/json")]
 
     /// An answer with `body`, of media `type`.
     static func whole(_ body: ByteBuffer, type: String, status: HTTPResponse.Status = .ok) -> Answer {
