@@ -17,8 +17,11 @@ struct StatementBinding {
     /// How many parameters are bound so far: the next one is `count + 1`.
     fileprivate var count: Int32 = 0
 
-    /// The bytes of ``texts``: room for a keyed write's texts, whose values are small as a rule.
-    fileprivate static let textsCapacity = 4096
+    /// The bytes of ``texts``: room for a keyed write's texts, whose values are small as a rule,
+    /// and no more than Swift's temporary allocations take on the stack without asking whether
+    /// there is room (1 KiB): above that, the space itself would be a `malloc` on the writer's
+    /// thread.
+    fileprivate static let textsCapacity = 1024
 
     fileprivate init(statement: SQLiteStatement, texts: UnsafeMutableRawBufferPointer) {
         self.statement = statement

@@ -46,8 +46,8 @@ struct StatementBindingTests {
 
     @Test func bindsTextsBeyondTheStackSpaceAndEmptyOnes() throws {
         let queue = try Self.table()
-        // 3 000 bytes fit the run's space for texts, and the next 3 000 do not.
-        let (long, longer) = (String(repeating: "a", count: 3_000), String(repeating: "\u{E9}", count: 1_500))
+        // 800 bytes fit the run's space for texts, and the next 800 do not.
+        let (long, longer) = (String(repeating: "a", count: 800), String(repeating: "\u{E9}", count: 400))
         try queue.write { db in
             for (first, second) in [(long, longer), ("", "")] {
                 try db.run("INSERT INTO t (text, unique_key) VALUES (?, ?)") { row in

@@ -258,6 +258,7 @@ final class GroupCommitWriter: Sendable {
     /// every page the request touches first, for nothing when it succeeds, as nearly all do.
     private func attempt(_ jobs: [any Job], _ connection: any WriteConnection, optimistic: Bool, savepoints: Bool) -> Attempt {
         var acknowledgements: [Report] = []
+        acknowledgements.reserveCapacity(jobs.count)
         /// The requests that failed on their own, reported once the attempt is final.
         var failures: [(job: any Job, error: any Error)] = []
         /// How many jobs have run (and were acknowledged or failed on their own).
