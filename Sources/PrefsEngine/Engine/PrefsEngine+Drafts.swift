@@ -133,7 +133,7 @@ extension PrefsEngine {
                 hasher.update(data: chunk)
                 try handle.write(contentsOf: chunk)
             }
-            let sha256 = hasher.finalize().withUnsafeBytes(\.lowercaseHex)
+            let sha256 = hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
             return (file, sha256, byteSize, try media ?? AttachmentMedia(upload, header: ImageHeader(sniffing: prefix)))
         } catch {
             try? FileManager.default.removeItem(at: file)

@@ -8,8 +8,9 @@ import PrefsKit
 /// (`idempotency_key_reused`), and while the first is still being carried out on this host, a
 /// repeat is told so (`request_in_progress`).
 ///
-/// The server sets ``current`` around each write request that carries the header; every write of
-/// the engine made while it is set takes it.
+/// The server passes it to a write its endpoint makes at once (`PUT` of a preference), and sets
+/// ``current`` around an endpoint that runs as a task; every write of the engine made while it
+/// is set takes it.
 package struct IdempotentRequest: Sendable, Hashable {
     /// The key the client sent.
     package var key: String

@@ -279,7 +279,7 @@ final class GroupCommitWriter: Sendable {
             do {
                 try hooks.applyCommittedElsewhere(committedElsewhere)
                 batch = hooks.makeBatch(connection)
-                let keys = jobs.compactMap(\.idempotency?.key)
+                let keys = jobs.compactMap { $0.idempotency?.key }
                 let stored = keys.isEmpty ? [:] : try connection.storedOutcomes(forKeys: keys)
                 for job in jobs {
                     let checkpoint = batch.checkpoint()

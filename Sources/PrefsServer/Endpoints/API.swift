@@ -239,21 +239,21 @@ final class API: Sendable {
     }
 
     /// Runs `endpoint` for `request`, and words what fails.
-    private func runNow(_ endpoint: Endpoint, for request: EndpointRequest) -> Delivery {
+    private func runNow(_ endpoint: Endpoint, for sent: EndpointRequest) -> Delivery {
         // Read before the answer is made: a kept answer may be newer than its revision, never older.
         let revision = endpoint.cacheable ? engine.committedRevision : 0
         let reply: Reply
-        let idempotency: IdempotentRequest?
-        let origin: ChangeOrigin?
+        var filled = sent
         do {
-            idempotency = try request.idempotency()
-            origin = recordsAuthors ? try request.origin(author: author(of:)) : nil
-            reply = try ChangeOrigin.$current.withValue(origin) {
-                try IdempotentRequest.$current.withValue(idempotency) { try endpoint.answer(request) }
-            }
+            filled.idempotentRequest = try sent.idempotency()
+            filled.changeOrigin = recordsAuthors ? try sent.origin(author: author(of:)) : nil
+            // An endpoint reads them from the request as it answers; a task's engine calls, from
+            // the task-locals the task sets (below).
+            reply = try endpoint.answer(filled)
         } catch {
-            return .answer(failed(endpoint, request, error))
+            return .answer(failed(endpoint, sent, error))
         }
+        let request = filled
         switch reply {
         case .now(let answer):
             // Kept only as a grant reaching everywhere sees it: a scoped caller's may leave things out.
@@ -267,6 +267,7 @@ final class API: Sendable {
                 start { [self] result in deliver(finished(endpoint, request, result)) }
             }
         case .task(let work):
+            let (idempotency, origin) = (request.idempotentRequest, request.changeOrigin)
             return .pending { [self] deliver in
                 Task {
                     let result: Result<Answer, any Error>

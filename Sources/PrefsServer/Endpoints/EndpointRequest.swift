@@ -35,6 +35,12 @@ struct EndpointRequest: Sendable {
     var caller: Caller?
     /// What it may do: nil permits nothing.
     var grant: AccessGrant? { caller?.grant }
+    /// Its `Idempotency-Key` and fingerprint, if it carries one (``API`` fills it in, from
+    /// ``idempotency()``, before the endpoint runs).
+    var idempotentRequest: IdempotentRequest?
+    /// Who makes its changes and why, where the engine records it (``API`` fills it in, from
+    /// ``origin(author:)``, before the endpoint runs).
+    var changeOrigin: ChangeOrigin?
     /// The least role its endpoint needs (``API`` fills it in): the role ``scope()`` checks.
     var role = AccessRole.admin
 
@@ -171,7 +177,7 @@ struct EndpointRequest: Sendable {
             hash(headers[.contentType] ?? "")
             hash(headers[.contentLength] ?? "")
         }
-        let fingerprint = hasher.finalize().withUnsafeBytes(\.lowercaseHex)
+        let fingerprint = hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
         return try IdempotentRequest(key: key, fingerprint: fingerprint)
     }
 

@@ -33,7 +33,7 @@ enum PreferenceEndpoints {
             Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes), role: .writer) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
-                let (commitsHere, idempotency, origin) = (request.commitsHere, IdempotentRequest.current, ChangeOrigin.current)
+                let (commitsHere, idempotency, origin) = (request.commitsHere, request.idempotentRequest, request.changeOrigin)
                 return .later { finish in
                     engine.set(
                         key, to: value, scope: scope, ifRevision: ifRevision, idempotency: idempotency, origin: origin,
