@@ -38,7 +38,9 @@ struct StoreTokenTests {
         try await withStore(makeStore { $0.tokenUseInterval = .milliseconds(20) }) { store in
             let created = try await store.createToken(named: "reader", role: .reader, scope: .root)
             #expect(try await store.tokens().map(\.lastUsed) == [nil])
-            let before = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            // The second of the use as the engine reads it: `time`, the kernel's coarse clock,
+            // which can still read the second before one `Date()` has just entered.
+            let before = Date(timeIntervalSince1970: Double(time(nil)))
             #expect(store.grant(forSecret: Array(created.secret.utf8)) != nil)
             try await waitUntil("the use is written") {
                 // `tokens()` adds uses not written yet: read the storage's own rows.
