@@ -154,8 +154,14 @@ struct RegisterUnderFaultsTests {
                             }
                         }
                     } catch {
-                        let applied = try? await host.client.status().revision
-                        Issue.record("took in \(applied.map(String.init) ?? "?"); its standard error:\n\(host.standardError)")
+                        // Every host's state, not only this one's: the newest revision came from one
+                        // of the others, and its log says how it got there.
+                        var report = "host \(host.socketPath) did not take in \(newest)."
+                        for other in hosts {
+                            let applied = try? await other.client.status().revision
+                            report += "\nhost \(other.socketPath) took in \(applied.map(String.init) ?? "?"); its standard error:\n\(other.standardError)"
+                        }
+                        Issue.record(Comment(rawValue: report))
                         throw error
                     }
                     var events: [ChangeEvent] = []
