@@ -39,11 +39,15 @@ final class CommitListener: Sendable {
                     let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
                     defer { Task { try? await connection.close() } }
                     pause = .milliseconds(50)
-                    while !Task.isCancelled {
-                        try await Self.listen(
-                            on: connection, hostID: hostID, writerActivity: writerActivity, steadyWriter: steadyWriter, wake: wake)
-                        while writerActivity.committed(within: steadyWriter) {
-                            try await Task.sleep(for: steadyWriter)
+                    // A `LISTEN` handed to the connection as it closes is never answered: the
+                    // connection's closing ends the listening instead.
+                    try await ClosedConnectionWatch.run(on: connection) {
+                        while !Task.isCancelled {
+                            try await Self.listen(
+                                on: connection, hostID: hostID, writerActivity: writerActivity, steadyWriter: steadyWriter, wake: wake)
+                            while writerActivity.committed(within: steadyWriter) {
+                                try await Task.sleep(for: steadyWriter)
+                            }
                         }
                     }
                 } catch {

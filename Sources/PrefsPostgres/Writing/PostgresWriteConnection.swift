@@ -283,7 +283,8 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         pending = PendingWrites()
         defer { transaction.sent(.rollback) }
         guard transaction.isOpen, let connection, !connection.isClosed else { return }
-        _ = try? connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger).wait()
+        let rollback = connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger)
+        _ = try? ClosedConnectionWatch.wait(for: rollback, on: connection)
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -491,7 +492,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     private func run(_ query: PostgresQuery) throws -> [PostgresRow] {
         let connection = try connected()
         do {
-            return try connection.query(query, logger: logger).wait().rows
+            return try ClosedConnectionWatch.wait(for: connection.query(query, logger: logger), on: connection).rows
         } catch {
             // Inside a request's savepoint, rolling back to it keeps the transaction; outside a
             // transaction a failed statement leaves nothing behind.
