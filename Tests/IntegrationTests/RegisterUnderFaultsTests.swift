@@ -99,6 +99,26 @@ struct RegisterUnderFaultsTests {
         }
     }
 
+    /// The database's sessions as `pg_stat_activity` shows them — each one's client, state, what
+    /// it waits for and for how long, and its statement — a line each, for a failure to report.
+    static func sessions(_ database: PostgresTestDatabase) async -> String {
+        do {
+            return try await database.connection { connection, logger in
+                var lines: [String] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT concat_ws(' | ', pid, application_name, state, wait_event_type, wait_event,
+                        round(extract(epoch FROM now() - state_change)::numeric, 1) || ' s', left(query, 160))
+                    FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """, logger: logger)
+                for try await line in rows.decode(String.self) { lines.append(line) }
+                return lines.joined(separator: "\n")
+            }
+        } catch {
+            return "(not read: \(error))"
+        }
+    }
+
     @Test func everyOutcomeIsTrueUnderFaults() async throws {
         try await withOwnPostgresServer { server in
             let database = try await PostgresTestDatabase.create(on: server.url)
@@ -161,6 +181,7 @@ struct RegisterUnderFaultsTests {
                             let applied = try? await other.client.status().revision
                             report += "\nhost \(other.socketPath) took in \(applied.map(String.init) ?? "?"); its standard error:\n\(other.standardError)"
                         }
+                        report += "\nthe database's sessions:\n\(await Self.sessions(database))"
                         Issue.record(Comment(rawValue: report))
                         throw error
                     }
