@@ -39,7 +39,7 @@ struct ClosedConnectionWatchTests {
         }
     }
 
-    @Test("The driver never answers a statement handed to a connection as it closes; the watched wait fails as a lost connection")
+    @Test("The driver never answers a statement handed to a connection once it has closed; the writer's fails as a lost connection")
     func aWriterWaitEndsWithItsConnection() async throws {
         try await withPostgresDatabase { database in
             let (connection, answer) = try await Self.statementAsItCloses(database)
@@ -49,12 +49,31 @@ struct ClosedConnectionWatchTests {
             connection.eventLoop.scheduleTask(in: .seconds(3)) { unwatched.succeed(false) }
             #expect(try await unwatched.futureResult.get() == false, "the driver answered after all: the watch may no longer be needed")
 
-            let started = ContinuousClock.now
+            let watched = WatchedConnection(connection)
             let error = await #expect(throws: ChannelError.self) {
-                try await Self.onThread { try ClosedConnectionWatch.wait(for: answer, on: connection) }
+                try await Self.onThread { try watched.query("SELECT 1", logger: Self.logger) }
             }
             #expect(error == .ioOnClosedChannel)
-            #expect(ContinuousClock.now - started < .seconds(30), "ended by the watch, not by the suite's time limit")
+        }
+    }
+
+    @Test("The writer's statements are answered while its connection is open, then fail once it closes under them")
+    func aWriterWaitEndsWhenItsConnectionCloses() async throws {
+        try await withPostgresDatabase { database in
+            let watched = WatchedConnection(try await Self.connect(database))
+            #expect(try await Self.onThread { try watched.query("SELECT 1", logger: Self.logger).rows.count } == 1)
+            // Closed by the server as a statement waits: the driver's error or the watch's, a lost connection either way.
+            let waiting = Task { try await Self.onThread { try watched.query("SELECT pg_sleep(30)", logger: Self.logger) } }
+            try await database.connection { connection, logger in
+                try await waitUntil("the writer's statement runs") {
+                    try await connection.query("SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'", logger: logger)
+                        .collect().count == 1
+                }
+                _ = try await connection.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'", logger: logger)
+            }
+            await #expect(throws: (any Error).self) { try await waiting.value }
+            #expect(watched.isClosed)
         }
     }
 

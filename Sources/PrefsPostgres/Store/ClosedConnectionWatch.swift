@@ -12,8 +12,9 @@ import Synchronization
 /// looked at every ``interval``, and once it is closed, `closed` ends the wait as a lost
 /// connection — which it is, whether or not the statement ran.
 ///
-/// A watch is a task of the connection's event loop, cancelled when the answer comes: waits
-/// that are answered, nearly all, cost it nothing more.
+/// A watch is a task of the connection's event loop, cancelled when the answer comes: a pooled
+/// read's, and the listener's for as long as it listens. The writer, which sends statement after
+/// statement on one connection, watches it once instead (``WatchedConnection``).
 enum ClosedConnectionWatch {
     /// How often a wait's connection is looked at.
     static let interval = TimeAmount.seconds(1)
@@ -26,16 +27,6 @@ enum ClosedConnectionWatch {
             watch.cancel()
             closed()
         }
-    }
-
-    /// Waits for `answer` on the calling thread (never an event loop), and fails it with
-    /// `ChannelError.ioOnClosedChannel` if `connection` closes before it comes.
-    static func wait<T: Sendable>(for answer: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
-        let watched = answer.eventLoop.makePromise(of: T.self)
-        answer.cascade(to: watched)
-        let watch = start(on: connection) { watched.fail(ChannelError.ioOnClosedChannel) }
-        defer { watch.cancel() }
-        return try watched.futureResult.wait()
     }
 
     /// Runs `body`, which waits on `connection`, in a task of its own; throws

@@ -32,7 +32,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     /// Where each commit is recorded: it took in what other hosts committed before it.
     private let activity: WriterActivity
     private let logger: Logger
-    private var connection: PostgresConnection?
+    private var connection: WatchedConnection?
     private var pending = PendingWrites()
     /// The revision counter when a batch that locked it began.
     private var startRevision: Revision = 0
@@ -283,8 +283,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         pending = PendingWrites()
         defer { transaction.sent(.rollback) }
         guard transaction.isOpen, let connection, !connection.isClosed else { return }
-        let rollback = connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger)
-        _ = try? ClosedConnectionWatch.wait(for: rollback, on: connection)
+        _ = try? connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger)
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -492,7 +491,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     private func run(_ query: PostgresQuery) throws -> [PostgresRow] {
         let connection = try connected()
         do {
-            return try ClosedConnectionWatch.wait(for: connection.query(query, logger: logger), on: connection).rows
+            return try connection.query(query, logger: logger).rows
         } catch {
             // Inside a request's savepoint, rolling back to it keeps the transaction; outside a
             // transaction a failed statement leaves nothing behind.
@@ -512,14 +511,15 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
 
     /// The connection, made anew if there is none or it has closed — but never inside a
     /// transaction: the rest of it would run outside one, on the new connection.
-    private func connected() throws -> PostgresConnection {
+    private func connected() throws -> WatchedConnection {
         if let connection, !connection.isClosed { return connection }
         guard transaction.needsConnection() else {
             throw PostgresErrors.unreachable(location, detail: "the connection was lost during the transaction")
         }
-        let made = try PostgresConnection.connect(
-            on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
-        ).wait()
+        let made = WatchedConnection(
+            try PostgresConnection.connect(
+                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
+            ).wait())
         connection = made
         return made
     }
@@ -533,6 +533,6 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         transaction.connectionClosed()
         guard let connection else { return }
         self.connection = nil
-        _ = try? connection.close().wait()
+        connection.close()
     }
 }
