@@ -29,14 +29,15 @@ enum ClosedConnectionWatch {
         }
     }
 
-    /// Runs `body`, which waits on `connection`, in a task of its own; throws
-    /// `ChannelError.ioOnClosedChannel` if the connection closes before `body` ends — cancelling
-    /// `body`'s task, but not waiting for it, as a wait the driver never answers ignores
-    /// cancellation too — and `CancellationError` if the calling task is cancelled first.
-    static func run(on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> Void) async throws {
-        let outcome = Mutex<(waiting: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?)>((nil, nil))
-        @Sendable func end(_ result: Result<Void, any Error>) {
-            let waiting = outcome.withLock { outcome -> CheckedContinuation<Void, any Error>? in
+    /// Runs `body`, which waits on `connection`, in a task of its own, and returns what it
+    /// returns; throws `ChannelError.ioOnClosedChannel` if the connection closes before `body`
+    /// ends — cancelling `body`'s task, but not waiting for it, as a wait the driver never
+    /// answers ignores cancellation too — and `CancellationError` if the calling task is
+    /// cancelled first.
+    static func run<T: Sendable>(on connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = Mutex<(waiting: CheckedContinuation<T, any Error>?, result: Result<T, any Error>?)>((nil, nil))
+        @Sendable func end(_ result: Result<T, any Error>) {
+            let waiting = outcome.withLock { outcome -> CheckedContinuation<T, any Error>? in
                 guard outcome.result == nil else { return nil }
                 outcome.result = result
                 defer { outcome.waiting = nil }
@@ -46,8 +47,7 @@ enum ClosedConnectionWatch {
         }
         let running = Task {
             do {
-                try await body()
-                end(.success(()))
+                end(.success(try await body()))
             } catch {
                 end(.failure(error))
             }
@@ -57,7 +57,7 @@ enum ClosedConnectionWatch {
             watch.cancel()
             running.cancel()
         }
-        try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result = outcome.withLock { outcome in
                     if outcome.result == nil { outcome.waiting = continuation }

@@ -21,10 +21,13 @@ actor PostgresBlobReader: BlobReading {
     {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
         do {
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            let rows = try await connection.query("SELECT chunk_count FROM blob WHERE sha256 = \(sha256)", logger: logger)
-            var chunkCount: Int?
-            for try await count in rows.decode(Int.self) { chunkCount = count }
+            let chunkCount = try await ClosedConnectionWatch.run(on: connection) {
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                let rows = try await connection.query("SELECT chunk_count FROM blob WHERE sha256 = \(sha256)", logger: logger)
+                var chunkCount: Int?
+                for try await count in rows.decode(Int.self) { chunkCount = count }
+                return chunkCount
+            }
             guard let chunkCount else {
                 try? await connection.close()
                 return nil
@@ -43,12 +46,18 @@ actor PostgresBlobReader: BlobReading {
         self.logger = logger
     }
 
+    /// The next chunk. A connection that closes meanwhile ends the read with an error
+    /// (``ClosedConnectionWatch``), as it does the opening's statements.
     func next() async throws -> Data? {
         guard number < chunkCount else { return nil }
-        let rows = try await connection.query(
-            "SELECT data FROM blob_chunk WHERE sha256 = \(sha256) AND number = \(number)", logger: logger)
-        var chunk: Data?
-        for try await data in rows.decode(ByteBuffer.self) { chunk = Data(data.readableBytesView) }
+        let (connection, sha256, chunkNumber, logger) = (connection, sha256, number, logger)
+        let chunk = try await ClosedConnectionWatch.run(on: connection) {
+            let rows = try await connection.query(
+                "SELECT data FROM blob_chunk WHERE sha256 = \(sha256) AND number = \(chunkNumber)", logger: logger)
+            var chunk: Data?
+            for try await data in rows.decode(ByteBuffer.self) { chunk = Data(data.readableBytesView) }
+            return chunk
+        }
         guard let chunk else {
             throw PrefsError(.internal, "Chunk \(number) of the blob \(sha256) is missing from the database.")
         }
