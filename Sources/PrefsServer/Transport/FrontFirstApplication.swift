@@ -17,7 +17,7 @@ package struct FrontFirstApplication: Service {
     /// Its server's connections.
     let connections: FrontFirstConnections
     /// The gate the application waits at before it starts listening, if any: it does not start
-    /// if the gate closes instead of opening.
+    /// if the gate closes instead of opening, and waits for its group to stop it.
     let startsAfter: StartGate?
     /// The gate the application closes once it stops, if any (its server opens it once
     /// listening): one waiting at it is never left waiting.
@@ -26,7 +26,14 @@ package struct FrontFirstApplication: Service {
     /// Runs the application and its connections' request loops until it stops.
     package func run() async throws {
         defer { closesWhenDone?.close() }
-        if let startsAfter, try await !startsAfter.wait() { return }
+        if let startsAfter, try await !startsAfter.wait() {
+            // The listener it waited for stopped without listening, and its error is ending the
+            // group. Returning now would race that error to the group as a service that ended by
+            // itself (`serviceFinishedUnexpectedly`, instead of the reason): this waits for the
+            // group to stop it instead.
+            try await gracefulShutdown()
+            return
+        }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask {
                 do {
