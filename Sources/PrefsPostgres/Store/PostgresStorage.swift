@@ -63,7 +63,10 @@ public final class PostgresStorage: PrefsStorage {
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             defer { Task { try? await connection.close() } }
-            try await PostgresMigrator.migrate(connection, location: database, logger: logger)
+            // A start that PostgreSQL's going away would otherwise hold for good.
+            try await ClosedConnectionWatch.run(on: connection) { [database, logger] in
+                try await PostgresMigrator.migrate(connection, location: database, logger: logger)
+            }
         } catch {
             throw PostgresErrors.translate(error, location: database)
         }
