@@ -71,11 +71,9 @@ enum OutcomeRowCost {
 
     /// The CPU seconds this process spends running `body`.
     private static func cpuSeconds(_ body: () throws -> Void) throws -> Double {
-        var before = timespec()
-        var after = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &before)
+        let meter = ProcessMeter(pid: getpid())
+        let before = meter.cpuSeconds
         try body()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &after)
-        return Double(after.tv_sec - before.tv_sec) + Double(after.tv_nsec - before.tv_nsec) / 1e9
+        return meter.cpuSeconds - before
     }
 }

@@ -13,15 +13,16 @@ import Synchronization
 /// connection — which it is, whether or not the statement ran.
 ///
 /// A watch is a task of the connection's event loop, cancelled when the answer comes: a pooled
-/// read's, and the listener's for as long as it listens. The writer, which sends statement after
-/// statement on one connection, watches it once instead (``WatchedConnection``).
+/// read's, a download's, a start's migrations', and the listener's for as long as it listens.
+/// The writer, which sends statement after statement on one connection, watches it once instead
+/// (``WatchedConnection``).
 enum ClosedConnectionWatch {
     /// How often a wait's connection is looked at.
     static let interval = TimeAmount.seconds(1)
 
     /// Watches `connection` until the returned task is cancelled; calls `closed` once, if the
     /// connection is found closed first.
-    static func start(on connection: PostgresConnection, _ closed: @escaping @Sendable () -> Void) -> RepeatedTask {
+    private static func start(on connection: PostgresConnection, _ closed: @escaping @Sendable () -> Void) -> RepeatedTask {
         connection.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { watch in
             guard connection.isClosed else { return }
             watch.cancel()

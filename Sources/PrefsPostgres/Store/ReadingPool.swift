@@ -43,9 +43,10 @@ final class ReadingPool: Sendable {
     /// Runs `read` on a connection of the pool, once it has one.
     ///
     /// The read runs in a task of its own, which this call does not wait for once ``leaseWait``
-    /// is over without a connection, nor once its connection has closed under it
-    /// (``ClosedConnectionWatch``): the driver's wait for one does not always end when it is
-    /// cancelled, and a statement handed to a connection as it closes is never answered.
+    /// is over without a connection: the driver's wait for one does not always end when it is
+    /// cancelled. Once leased, the read ends when its connection closes under it
+    /// (``ClosedConnectionWatch``): a statement handed to a connection as it closes is never
+    /// answered.
     ///
     /// - Throws: `unavailable` when no connection came within ``leaseWait`` (the pool is replaced
     ///   then), when the connection closed during the read, or once the pool is closed; and what
@@ -62,12 +63,11 @@ final class ReadingPool: Sendable {
                         try await client.withConnection { connection in
                             // A read already answered `unavailable` does not run late.
                             guard attempt.leased() else { throw CancellationError() }
-                            let watch = ClosedConnectionWatch.start(on: connection) {
-                                attempt.end(
-                                    .failure(PostgresErrors.unreachable(location, detail: "the connection closed during the read", work: .reading)))
+                            do {
+                                return try await ClosedConnectionWatch.run(on: connection) { try await read(connection) }
+                            } catch ChannelError.ioOnClosedChannel {
+                                throw PostgresErrors.unreachable(location, detail: "the connection closed during the read", work: .reading)
                             }
-                            defer { watch.cancel() }
-                            return try await read(connection)
                         }))
             } catch {
                 attempt.end(.failure(error))
