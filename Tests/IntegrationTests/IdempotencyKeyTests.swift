@@ -7,8 +7,8 @@ import Testing
 
 /// `Idempotency-Key` on every write, on SQLite and on PostgreSQL: a repeat gets the first
 /// outcome and changes nothing — across a restart, and through another host of the same
-/// database; the same key with another request is refused; concurrent repeats apply once; keys
-/// expire after the retention.
+/// database; the same key with another request is refused; concurrent repeats apply once. (Keys
+/// expiring after the retention: `IdempotencyRetentionTests`, on the engine's hand-set clock.)
 @Suite("Idempotency-Key", .timeLimit(.minutes(3)))
 struct IdempotencyKeyTests {
     /// Where a test's daemons keep their data.
@@ -194,22 +194,6 @@ struct IdempotencyKeyTests {
             #expect(repeated.status == 201)
             #expect(repeated.body == first.body)
             #expect(try await daemon.client.drafts(account: "carol", thread: nil).count == 1)
-        }
-    }
-
-    /// After the retention a key is forgotten: the same key then names a new request.
-    @Test(arguments: Backend.enabled)
-    func aKeyExpiresAfterTheRetention(_ backend: Backend) async throws {
-        try await Self.withDaemon(backend, arguments: ["--idempotency-retention", "1"]) { daemon in
-            #expect(try await Self.send(daemon, "PUT", "/v1/prefs/idem.a?scope=/", body: "1", key: "k-old").status == 200)
-            #expect(try await Self.send(daemon, "PUT", "/v1/prefs/idem.a?scope=/", body: "2", key: "k-old").status == 422)
-            // Elapsed time, not synchronisation: the key must be over a second old when the next
-            // write prunes.
-            try await Task.sleep(for: .milliseconds(1500))
-            _ = try await daemon.client.set("idem.other", to: 1, scope: "/")
-            let reused = try await Self.send(daemon, "PUT", "/v1/prefs/idem.a?scope=/", body: "2", key: "k-old")
-            #expect(reused.status == 200)
-            #expect(try await daemon.client.resolve("idem.a", scope: "/").value == 2)
         }
     }
 

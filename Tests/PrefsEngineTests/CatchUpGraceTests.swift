@@ -42,7 +42,7 @@ struct CatchUpGraceTests {
             let outcomes = Outcomes()
             storage.holdWriter()
             engine.set(
-                try KeyName("k"), to: 2, scope: .root, ifRevision: nil, idempotency: nil, origin: nil, committingHere: false,
+                try KeyName("k"), to: 2, scope: .root, ifRevision: nil, context: WriteContext(), committingHere: false,
             then: outcomes.report)
             #expect(engine.writer.willTakeInCommitsSoFar)
             storage.othersCommit([("other", 1)], notifying: true)

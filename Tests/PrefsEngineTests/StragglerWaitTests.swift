@@ -25,7 +25,7 @@ struct StragglerWaitTests {
     /// Submits a set of `name` without waiting for it.
     private static func set(_ name: String, _ engine: PrefsEngine<SharedMemoryStorage>, _ outcomes: Outcomes) throws {
         engine.set(
-            try KeyName(name), to: 1, scope: .root, ifRevision: nil, idempotency: nil, origin: nil, committingHere: false,
+            try KeyName(name), to: 1, scope: .root, ifRevision: nil, context: WriteContext(), committingHere: false,
             then: outcomes.report)
     }
 

@@ -28,7 +28,7 @@ struct PostgresCatchUpTests {
                         { (_: WriteBatch) -> Void in
                             enteredContinuation.yield()
                             _ = release.wait(timeout: .now() + 30)
-                        }, origin: ChangeOrigin(), leadingHere: false
+                        }, context: WriteContext(), leadingHere: false
                     ) { (outcome: Result<Void, any Error>) in endedContinuation.yield((try? outcome.get()) != nil) }
                     var enteredIterator = entered.makeAsyncIterator()
                     _ = await enteredIterator.next()

@@ -19,7 +19,7 @@ struct GroupCommitRollbackTests {
     @Test func aLoneRequestThatFailsMidwayLeavesNothing() async throws {
         try await withStore(makeStore()) { store in
             await #expect(throws: Refused.self) {
-                try await store.write { context in
+                try await store.write(WriteContext()) { context in
                     _ = try context.setValue(try KeyName("lone.a"), to: 1, scope: .root)
                     throw Refused()
                 }
@@ -34,7 +34,7 @@ struct GroupCommitRollbackTests {
     /// Queues `work` with the writer at once, and returns what waits for its outcome.
     static func queue(_ work: @escaping @Sendable (WriteBatch) throws -> Void, on store: EmbeddedStore) -> Task<Void, any Error> {
         let (outcome, report) = AsyncStream<Result<Void, any Error>>.makeStream()
-        store.writer.submit(work, origin: ChangeOrigin(), leadingHere: false) { result in
+        store.writer.submit(work, context: WriteContext(), leadingHere: false) { result in
             report.yield(result)
             report.finish()
         }

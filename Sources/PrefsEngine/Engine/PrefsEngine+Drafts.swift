@@ -14,19 +14,19 @@ extension PrefsEngine {
         return draft
     }
 
-    public func createDraft(_ input: DraftInput) async throws -> Draft {
-        try await write { context in try context.createDraft(input) }
+    package func createDraft(_ input: DraftInput, context: WriteContext) async throws -> Draft {
+        try await write(context) { batch in try batch.createDraft(input) }
     }
 
-    public func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) async throws -> Draft {
-        try await write { context in try context.updateDraft(id, patch, ifRevision: ifRevision) }
+    package func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?, context: WriteContext) async throws -> Draft {
+        try await write(context) { batch in try batch.updateDraft(id, patch, ifRevision: ifRevision) }
     }
 
     @discardableResult
-    public func deleteDraft(_ id: UUID, ifRevision: Int64?) async throws -> WriteResult {
-        try await write { context in
-            try context.deleteDraft(id, ifRevision: ifRevision)
-            return WriteResult(revision: context.revision)
+    package func deleteDraft(_ id: UUID, ifRevision: Int64?, context: WriteContext) async throws -> WriteResult {
+        try await write(context) { batch in
+            try batch.deleteDraft(id, ifRevision: ifRevision)
+            return WriteResult(revision: batch.revision)
         }
     }
 
@@ -46,8 +46,9 @@ extension PrefsEngine {
         return drafts
     }
 
-    public func addAttachment(
-        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>
+    package func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>,
+        context: WriteContext
     ) async throws -> AttachmentResult {
         // Before reading any bytes: an unknown draft or a stale revision is refused at once
         // (the write checks the revision again, for a change made during the upload). An
@@ -55,26 +56,28 @@ extension PrefsEngine {
         // outcome — or answers the outcome an earlier run of it stored.
         do {
             try await self.draft(draft).checkRevision(ifRevision)
-        } catch let refusal as PrefsError where IdempotentRequest.current != nil {
-            return try await write { _ -> AttachmentResult in throw refusal }
+        } catch let refusal as PrefsError where context.idempotency != nil {
+            return try await write(context) { _ -> AttachmentResult in throw refusal }
         }
         let staged = try await stage(bytes, of: upload)
         defer { try? FileManager.default.removeItem(at: staged.file) }
-        return try await write { context in
-            try context.addAttachment(
+        return try await write(context) { batch in
+            try batch.addAttachment(
                 to: draft, upload, media: staged.media, sha256: staged.sha256, byteSize: staged.byteSize,
                 file: staged.file, ifRevision: ifRevision)
         }
     }
 
-    public func updateAttachment(_ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?)
-        async throws -> AttachmentResult
-    {
-        try await write { context in try context.updateAttachment(attachment, of: draft, patch, ifRevision: ifRevision) }
+    package func updateAttachment(
+        _ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?, context: WriteContext
+    ) async throws -> AttachmentResult {
+        try await write(context) { batch in try batch.updateAttachment(attachment, of: draft, patch, ifRevision: ifRevision) }
     }
 
-    public func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?) async throws -> Draft {
-        try await write { context in try context.removeAttachment(attachment, of: draft, ifRevision: ifRevision) }
+    package func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?, context: WriteContext)
+        async throws -> Draft
+    {
+        try await write(context) { batch in try batch.removeAttachment(attachment, of: draft, ifRevision: ifRevision) }
     }
 
     /// The attachment and its bytes, which the download holds until it ends

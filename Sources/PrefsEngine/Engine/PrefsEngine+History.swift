@@ -138,9 +138,9 @@ extension PrefsEngine {
         return PreferenceDiff(from: from, to: end.revision, scope: scope, differences: differences)
     }
 
-    public func revert(_ target: RevertTarget, scope: ScopePath, to revision: Revision, ifRevision: Revision?) async throws
-        -> WriteResult
-    {
+    package func revert(
+        _ target: RevertTarget, scope: ScopePath, to revision: Revision, ifRevision: Revision?, context: WriteContext
+    ) async throws -> WriteResult {
         let key: String?
         let prefix: String?
         switch target {
@@ -151,25 +151,23 @@ extension PrefsEngine {
         // read before the write, which compares it with the target's state in its transaction.
         let past = try await states(at: revision, key: key, prefix: prefix).states
         let said = "revert of \(target.description) at \(scope.path) to revision \(revision)"
-        var origin = ChangeOrigin.current ?? ChangeOrigin()
-        origin.reason = origin.reason.map { "\($0) (\(said))" } ?? said
-        return try await ChangeOrigin.$current.withValue(origin) {
-            try await write { batch in
-                let current = batch.allKeys().filter { target.selects($0.key) }
-                if let ifRevision {
-                    let here = current.values.map { $0.revision(at: scope) }.max() ?? 0
-                    guard here == ifRevision else {
-                        throw PrefsError(
-                            .staleRevision,
-                            "\(target.description) is at revision \(here) at \(scope.path), not \(ifRevision); nothing was "
-                                + "reverted. Look at it again (prefsctl history) and revert from its current revision.")
-                    }
+        var context = context
+        context.origin.reason = context.origin.reason.map { "\($0) (\(said))" } ?? said
+        return try await write(context) { batch in
+            let current = batch.allKeys().filter { target.selects($0.key) }
+            if let ifRevision {
+                let here = current.values.map { $0.revision(at: scope) }.max() ?? 0
+                guard here == ifRevision else {
+                    throw PrefsError(
+                        .staleRevision,
+                        "\(target.description) is at revision \(here) at \(scope.path), not \(ifRevision); nothing was "
+                            + "reverted. Look at it again (prefsctl history) and revert from its current revision.")
                 }
-                for key in Set(current.keys).union(past.keys.filter(target.selects)).sorted() {
-                    try batch.restore(try KeyName(key), at: scope, to: past[key] ?? KeyState())
-                }
-                return WriteResult(revision: batch.revision)
             }
+            for key in Set(current.keys).union(past.keys.filter(target.selects)).sorted() {
+                try batch.restore(try KeyName(key), at: scope, to: past[key] ?? KeyState())
+            }
+            return WriteResult(revision: batch.revision)
         }
     }
 

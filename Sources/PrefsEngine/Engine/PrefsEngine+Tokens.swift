@@ -11,14 +11,16 @@ extension PrefsEngine {
     /// answer holds the secret, which is stored nowhere, so a repeat of a creation that committed
     /// (its answer lost) is refused with `conflict`, saying so, rather than answered without the
     /// secret.
-    public func createToken(named name: String, role: AccessRole, scope: ScopePath) async throws -> CreatedAccessToken {
+    package func createToken(named name: String, role: AccessRole, scope: ScopePath, context: WriteContext) async throws
+        -> CreatedAccessToken
+    {
         try AccessToken.checkName(name)
         let (secret, digest) = AccessTokens.newSecret()
         let token = StoredToken(
-            name: name, role: role, scope: scope, secretSHA256: digest.hex, createdAt: Date().timeIntervalSince1970,
-            createdBy: origin(ChangeOrigin.current).author?.name ?? configuration.author.name)
+            name: name, role: role, scope: scope, secretSHA256: digest.hex, createdAt: wallClock.now(),
+            createdBy: recorded(context).origin.author?.name ?? configuration.author.name)
         let run = RunMark()
-        let result = try await write { batch in
+        let result = try await write(context) { batch in
             run.ran.store(true, ordering: .relaxed)
             return WriteResult(revision: try batch.createToken(token))
         }
@@ -41,9 +43,9 @@ extension PrefsEngine {
     }
 
     @discardableResult
-    public func revokeToken(named name: String) async throws -> WriteResult {
+    package func revokeToken(named name: String, context: WriteContext) async throws -> WriteResult {
         try AccessToken.checkName(name)
-        return try await write { batch in WriteResult(revision: try batch.revokeToken(named: name)) }
+        return try await write(context) { batch in WriteResult(revision: try batch.revokeToken(named: name)) }
     }
 
     /// What a request carrying `secret` (the bytes after `Bearer `) may do: nil if no token has

@@ -45,6 +45,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// What measures the engine's short waits (the writer's straggler window, the catch-up
     /// grace): `ContinuousClock` but in tests, which move it by hand.
     let clock: any Clock<Duration>
+    /// What tells the time of day changes record and retentions are measured by.
+    let wallClock: WallClock
     private let openedAt = ContinuousClock.now
     /// This host's name, which its changes record, where other hosts write to the database too.
     private let host: String?
@@ -63,12 +65,15 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     ///   - storage: The database under the engine.
     ///   - configuration: How the engine is set up.
     ///   - clock: What measures the engine's short waits; tests pass one they move by hand.
+    ///   - wallClock: What tells the time of day; tests pass one they set by hand.
     /// - Throws: ``PrefsError`` if an override breaks its key's name or schema, or as
     ///   ``PrefsStorage/loadSnapshot()`` does.
     package convenience init(
-        storage: Storage, configuration: StoreConfiguration, clock: any Clock<Duration> = ContinuousClock()
+        storage: Storage, configuration: StoreConfiguration, clock: any Clock<Duration> = ContinuousClock(),
+        wallClock: WallClock = .system
     ) throws where Storage: PrefsStorage {
-        try self.init(storage: storage, snapshot: storage.loadSnapshot(), configuration: configuration, clock: clock)
+        try self.init(
+            storage: storage, snapshot: storage.loadSnapshot(), configuration: configuration, clock: clock, wallClock: wallClock)
     }
 
     /// An engine over `storage`, starting from `snapshot`, which the storage has just loaded.
@@ -78,14 +83,16 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     ///   - snapshot: What the engine keeps in memory, as the storage holds it now.
     ///   - configuration: How the engine is set up.
     ///   - clock: What measures the engine's short waits; tests pass one they move by hand.
+    ///   - wallClock: What tells the time of day; tests pass one they set by hand.
     /// - Throws: ``PrefsError`` if an override breaks its key's name or schema.
     package init(
         storage: Storage, snapshot: StorageSnapshot, configuration: StoreConfiguration,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(), wallClock: WallClock = .system
     ) throws where Storage: PrefsStorage {
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
+        self.wallClock = wallClock
         host = storage.hasOtherWriters ? ProcessInfo.processInfo.hostName : nil
         for (key, value) in configuration.overrides {
             try KeyName.validate(key)
@@ -116,7 +123,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                 makeBatch: { connection in
                     WriteBatch(
                         connection: connection, cache: cache, tokens: tokens, rules: rules, overrides: overrides,
-                        time: Date().timeIntervalSince1970, tracksKeysRead: tracksKeysRead)
+                        time: wallClock.now(), tracksKeysRead: tracksKeysRead)
                 },
                 finishTransaction: { batch in
                     try pruning.pruneIfDue(batch)
@@ -187,21 +194,26 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         lifecycle.withLock { $0.progressTask = task }
     }
 
-    /// Runs `work` as one atomic request of the next group commit — once only, for the request
-    /// ``IdempotentRequest/current`` names, if any.
-    func write<T: Sendable>(_ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
+    /// Runs `work` as one atomic request of the next group commit, made in `context` — once only,
+    /// if the context carries an `Idempotency-Key`.
+    func write<T: Sendable>(_ context: WriteContext, _ work: @escaping @Sendable (WriteBatch) throws -> T) async throws -> T {
         try ensureOpen()
-        return try await writer.submit(work, idempotency: IdempotentRequest.current, origin: origin(ChangeOrigin.current))
+        return try await writer.submit(work, context: recorded(context))
     }
 
-    /// What the changes of a request from `origin` record: its author — the store's configured
-    /// one if it names none — with this host's name where several hosts share the database, and
-    /// its reason; nothing where the store records no authors.
-    func origin(_ origin: ChangeOrigin?) -> ChangeOrigin {
-        guard configuration.recordsAuthors else { return ChangeOrigin() }
-        var author = origin?.author ?? configuration.author
+    /// `context` as its changes record it: its author — the store's configured one if it names
+    /// none — with this host's name where several hosts share the database, and its reason;
+    /// no author or reason where the store records none.
+    func recorded(_ context: WriteContext) -> WriteContext {
+        var recorded = context
+        guard configuration.recordsAuthors else {
+            recorded.origin = ChangeOrigin()
+            return recorded
+        }
+        var author = context.origin.author ?? configuration.author
         if author.host == nil { author.host = host }
-        return ChangeOrigin(author: author, reason: origin?.reason)
+        recorded.origin.author = author
+        return recorded
     }
 
     /// Throws `shutting_down` once the engine is closed.

@@ -8,9 +8,8 @@ import PrefsKit
 /// (`idempotency_key_reused`), and while the first is still being carried out on this host, a
 /// repeat is told so (`request_in_progress`).
 ///
-/// The server passes it to a write its endpoint makes at once (`PUT` of a preference), and sets
-/// ``current`` around an endpoint that runs as a task; every write of the engine made while it
-/// is set takes it.
+/// The server builds it from the request's `Idempotency-Key` header, and it travels to the
+/// engine's writer in the request's ``WriteContext``.
 package struct IdempotentRequest: Sendable, Hashable {
     /// The key the client sent.
     package var key: String
@@ -20,9 +19,6 @@ package struct IdempotentRequest: Sendable, Hashable {
 
     /// The longest key accepted, in bytes.
     package static let maximumKeyLength = 255
-
-    /// The idempotent request the current write belongs to, if any.
-    @TaskLocal package static var current: IdempotentRequest?
 
     /// A request with a key checked against the header's rules: 1 to 255 visible ASCII characters.
     package init(key: String, fingerprint: String) throws {

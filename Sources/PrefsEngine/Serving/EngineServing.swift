@@ -1,3 +1,4 @@
+import Foundation
 import PrefsKit
 
 /// What the daemon's HTTP server asks of an engine beyond ``PrefsService``: answers it can give
@@ -16,13 +17,63 @@ package protocol EngineServing: PrefsService {
     /// before a commit is acknowledged.
     var committedRevision: Revision { get }
 
-    /// ``PrefsService/set(_:to:scope:ifRevision:)``, reporting to `completion` once the change has committed,
-    /// or with the error that stopped it; once only for `idempotency`; recording `origin`. With `committingHere`, a write that finds the writer
-    /// idle commits on the calling thread, where the storage allows, and `completion` runs there
-    /// before `set` returns; otherwise `completion` runs on the engine's own thread.
+    /// ``PrefsService/set(_:to:scope:ifRevision:)`` made in `context`, reporting to `completion`
+    /// once the change has committed, or with the error that stopped it. With `committingHere`, a
+    /// write that finds the writer idle commits on the calling thread, where the storage allows,
+    /// and `completion` runs there before `set` returns; otherwise `completion` runs on the
+    /// engine's own thread.
     func set(
-        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, idempotency: IdempotentRequest?,
-        origin: ChangeOrigin?, committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
+        _ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, context: WriteContext,
+        committingHere: Bool, then completion: @escaping @Sendable (Result<WriteResult, any Error>) -> Void)
+
+    // MARK: Writes in a request's context
+    //
+    // ``PrefsService``'s writes, each made in the context the server built from the request
+    // (its author, reason and `Idempotency-Key`).
+
+    /// ``PrefsService/set(_:to:scope:ifRevision:)`` made in `context`.
+    func set(_ key: KeyName, to value: JSONValue, scope: ScopePath, ifRevision: Revision?, context: WriteContext)
+        async throws -> WriteResult
+    /// ``PrefsService/reset(_:scope:recursive:ifRevision:)`` made in `context`.
+    func reset(_ key: KeyName, scope: ScopePath, recursive: Bool, ifRevision: Revision?, context: WriteContext)
+        async throws -> WriteResult
+    /// ``PrefsService/apply(_:)`` made in `context`.
+    func apply(_ batch: PreferenceBatch, context: WriteContext) async throws -> WriteResult
+    /// ``PrefsService/lock(_:scope:ifRevision:)`` made in `context`.
+    func lock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?, context: WriteContext) async throws -> WriteResult
+    /// ``PrefsService/unlock(_:scope:ifRevision:)`` made in `context`.
+    func unlock(_ key: KeyName, scope: ScopePath, ifRevision: Revision?, context: WriteContext) async throws -> WriteResult
+    /// ``PrefsService/register(schemas:)`` made in `context`.
+    func register(schemas: [String: PreferenceSchema], context: WriteContext) async throws -> WriteResult
+    /// ``PrefsService/load(_:replacing:)`` made in `context`.
+    func load(_ dump: PrefsDump, replacing: Bool, context: WriteContext) async throws -> WriteResult
+    /// ``DraftsService/createDraft(_:)`` made in `context`.
+    func createDraft(_ input: DraftInput, context: WriteContext) async throws -> Draft
+    /// ``DraftsService/updateDraft(_:_:ifRevision:)`` made in `context`.
+    func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?, context: WriteContext) async throws -> Draft
+    /// ``DraftsService/deleteDraft(_:ifRevision:)`` made in `context`.
+    func deleteDraft(_ id: UUID, ifRevision: Int64?, context: WriteContext) async throws -> WriteResult
+    /// ``DraftsService/addAttachment(to:_:ifRevision:bytes:)`` made in `context`.
+    func addAttachment(
+        to draft: UUID, _ upload: AttachmentUpload, ifRevision: Int64?, bytes: AsyncThrowingStream<Data, any Error>,
+        context: WriteContext
+    ) async throws -> AttachmentResult
+    /// ``DraftsService/updateAttachment(_:of:_:ifRevision:)`` made in `context`.
+    func updateAttachment(
+        _ attachment: UUID, of draft: UUID, _ patch: AttachmentPatch, ifRevision: Int64?, context: WriteContext
+    ) async throws -> AttachmentResult
+    /// ``DraftsService/removeAttachment(_:of:ifRevision:)`` made in `context`.
+    func removeAttachment(_ attachment: UUID, of draft: UUID, ifRevision: Int64?, context: WriteContext)
+        async throws -> Draft
+    /// ``HistoryService/revert(_:scope:to:ifRevision:)`` made in `context`.
+    func revert(
+        _ target: RevertTarget, scope: ScopePath, to revision: Revision, ifRevision: Revision?, context: WriteContext
+    ) async throws -> WriteResult
+    /// ``TokensService/createToken(named:role:scope:)`` made in `context`.
+    func createToken(named name: String, role: AccessRole, scope: ScopePath, context: WriteContext) async throws
+        -> CreatedAccessToken
+    /// ``TokensService/revokeToken(named:)`` made in `context`.
+    func revokeToken(named name: String, context: WriteContext) async throws -> WriteResult
 
     /// Brings the engine's gauges up to date, before its metrics are read.
     func refreshMetrics() async

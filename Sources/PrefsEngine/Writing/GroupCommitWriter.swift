@@ -26,9 +26,9 @@ final class GroupCommitWriter: Sendable {
     /// earlier run of the same idempotent request stored; `fail` reports that the request itself
     /// failed.
     private protocol Job: AnyObject, Sendable {
-        var idempotency: IdempotentRequest? { get }
-        /// Who makes the request, and why: what its changes record.
-        var origin: ChangeOrigin { get }
+        /// Who makes the request, why, and its key: what its changes record, and what makes it
+        /// safe to repeat.
+        var context: WriteContext { get }
         func perform(_ batch: WriteBatch) throws -> (report: Report, answer: String?)
         func replay(_ stored: StoredOutcome) -> Report
         func fail(_ error: any Error)
@@ -38,26 +38,24 @@ final class GroupCommitWriter: Sendable {
     /// parts, which a batch passes from the queue to its attempt and its reports by reference.
     private final class Request<T: Sendable>: Job {
         let work: @Sendable (WriteBatch) throws -> T
-        let idempotency: IdempotentRequest?
-        let origin: ChangeOrigin
+        let context: WriteContext
         let completion: @Sendable (Result<T, any Error>) -> Void
-        /// The writer whose keys in flight hold ``idempotency``'s key until the request is answered.
+        /// The writer whose keys in flight hold the context's key until the request is answered.
         let writer: GroupCommitWriter
 
         init(
-            _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest?, origin: ChangeOrigin,
-            writer: GroupCommitWriter, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+            _ work: @escaping @Sendable (WriteBatch) throws -> T, context: WriteContext, writer: GroupCommitWriter,
+            completion: @escaping @Sendable (Result<T, any Error>) -> Void
         ) {
             self.work = work
-            self.idempotency = idempotency
-            self.origin = origin
+            self.context = context
             self.writer = writer
             self.completion = completion
         }
 
         func perform(_ batch: WriteBatch) throws -> (report: Report, answer: String?) {
             let value = try work(batch)
-            let answer = idempotency == nil ? nil : try OutcomeCoding.encode(value)
+            let answer = context.idempotency == nil ? nil : try OutcomeCoding.encode(value)
             return ({ outcome in self.complete(outcome.map { shift in shift?.apply(to: value) ?? value }) }, answer)
         }
 
@@ -72,7 +70,7 @@ final class GroupCommitWriter: Sendable {
 
         /// Reports `result`, its key no longer in flight.
         private func complete(_ result: Result<T, any Error>) {
-            if let idempotency { writer.inFlight.withLock { _ = $0.remove(idempotency.key) } }
+            if let idempotency = context.idempotency { writer.inFlight.withLock { _ = $0.remove(idempotency.key) } }
             completion(result)
         }
     }
@@ -135,39 +133,39 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Runs `work` in the next batch's transaction and returns its result once committed; with
-    /// `idempotency`, only if no earlier run of the same request stored its outcome, which it
-    /// returns instead. Its changes record `origin`.
+    /// an idempotent `context`, only if no earlier run of the same request stored its outcome,
+    /// which it returns instead. Its changes record the context's origin.
     ///
     /// The batch commits on the storage's writer thread, never on the caller's: that is a thread
     /// of the concurrency pool, which a disk sync must not hold.
     func submit<T: Sendable>(
-        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, context: WriteContext
     ) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(work, idempotency: idempotency, origin: origin, leadingHere: false) { continuation.resume(with: $0) }
+            submit(work, context: context, leadingHere: false) { continuation.resume(with: $0) }
         }
     }
 
     /// Runs `work` in the next batch's transaction and reports its result to `completion` once
     /// committed (on the thread that committed it). With `leadingHere`, a request that finds the
     /// writer idle commits on the calling thread, where the storage allows it; otherwise on the
-    /// storage's writer thread. Its changes record `origin`.
+    /// storage's writer thread. Its changes record the context's origin.
     ///
-    /// With `idempotency`, the outcome is stored under its key in the same transaction — the
-    /// answer, or the refusal (a 4xx ``PrefsError``) that changed nothing — and a request whose
-    /// key has an outcome stored is not run again: it reports that outcome (or
+    /// With the context's `idempotency`, the outcome is stored under its key in the same
+    /// transaction — the answer, or the refusal (a 4xx ``PrefsError``) that changed nothing — and
+    /// a request whose key has an outcome stored is not run again: it reports that outcome (or
     /// `idempotency_key_reused` if it is another request). One whose key is still in flight here
     /// is answered `request_in_progress`.
     func submit<T: Sendable>(
-        _ work: @escaping @Sendable (WriteBatch) throws -> T, idempotency: IdempotentRequest? = nil, origin: ChangeOrigin,
-        leadingHere: Bool, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+        _ work: @escaping @Sendable (WriteBatch) throws -> T, context: WriteContext, leadingHere: Bool,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        if let idempotency {
+        if let idempotency = context.idempotency {
             guard inFlight.withLock({ $0.insert(idempotency.key).inserted }) else {
                 return completion(.failure(idempotency.inProgressError))
             }
         }
-        let job = Request(work, idempotency: idempotency, origin: origin, writer: self, completion: completion)
+        let job = Request(work, context: context, writer: self, completion: completion)
         guard queue.withLock({ $0.submit(job) }) == .lead else { return }
         if leadingHere && storage.commitsOnCallingThread {
             lead()
@@ -273,19 +271,19 @@ final class GroupCommitWriter: Sendable {
         // that fails must still reach the commit, which checks that what it failed on was
         // current: there, each request has its savepoint (on PostgreSQL sent only for rows
         // written at once).
-        let alone = rowCount != nil && jobs.count == 1 && jobs[0].idempotency == nil
+        let alone = rowCount != nil && jobs.count == 1 && jobs[0].context.idempotency == nil
         do {
             let committedElsewhere = try begin(connection, optimistic: optimistic)
             do {
                 try hooks.applyCommittedElsewhere(committedElsewhere)
                 batch = hooks.makeBatch(connection)
-                let keys = jobs.compactMap { $0.idempotency?.key }
+                let keys = jobs.compactMap { $0.context.idempotency?.key }
                 let stored = keys.isEmpty ? [:] : try connection.storedOutcomes(forKeys: keys)
                 for job in jobs {
                     let checkpoint = batch.checkpoint()
                     let rowsBefore = rowCount?.rowsChanged
                     ran += 1
-                    if let request = job.idempotency, let outcome = stored[request.key] {
+                    if let request = job.context.idempotency, let outcome = stored[request.key] {
                         if outcome.fingerprint == request.fingerprint {
                             acknowledgements.append(job.replay(outcome))
                         } else {
@@ -295,10 +293,10 @@ final class GroupCommitWriter: Sendable {
                     }
                     do {
                         try connection.checkTransactionIsOpen()
-                        batch.origin = job.origin
+                        batch.context = job.context
                         let run = { () throws -> Report in
                             let (report, answer) = try job.perform(batch)
-                            if let request = job.idempotency, let answer {
+                            if let request = job.context.idempotency, let answer {
                                 try connection.storeOutcome(Self.outcome(of: request, refused: false, body: answer, in: batch))
                             }
                             return report
@@ -313,7 +311,7 @@ final class GroupCommitWriter: Sendable {
                         }
                         batch.restore(checkpoint)
                         let error = connection.translate(error)
-                        if let request = job.idempotency, let refusal = error as? PrefsError, (400..<500).contains(refusal.code.httpStatus) {
+                        if let request = job.context.idempotency, let refusal = error as? PrefsError, (400..<500).contains(refusal.code.httpStatus) {
                             // Stored like an answer, and reported once it is: if the batch does
                             // not commit, neither does the refusal, and the request gets the
                             // batch's error — so a copy still on its way cannot succeed after a

@@ -23,8 +23,9 @@ final class WriteBatch {
     let overrides: [String: JSONValue]
     /// Commit time, seconds since 1970.
     let time: Double
-    /// Who makes the request running now, and why: every change it records carries them.
-    var origin = ChangeOrigin()
+    /// The context of the request running now: every change it records carries its author and
+    /// reason.
+    var context = WriteContext()
 
     private let cache: PreferenceCache
     /// The named tokens as committed; the batch's own changes to them are in ``tokensChanged``.
@@ -112,8 +113,8 @@ final class WriteBatch {
         event.revision = revision
         try connection.appendChange(
             LoggedChange(
-                event: event, oldValue: oldValue, oldRevision: oldRevision, time: time, author: origin.author,
-                reason: origin.reason))
+                event: event, oldValue: oldValue, oldRevision: oldRevision, time: time, author: context.origin.author,
+                reason: context.origin.reason))
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
     }

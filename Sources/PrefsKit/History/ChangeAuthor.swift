@@ -48,10 +48,11 @@ public struct ChangeAuthor: Sendable, Hashable {
     }
 }
 
-/// Who is making the writes of the current task, and why: what the server sets around each
-/// request (the peer's author, the `Prefs-Reason` header), and what ``PrefsService``'s
-/// `withReason(_:_:)` and the `reason:` parameters set for an application. The engine takes it
-/// when a write is submitted; a store's configured author stands in for a missing one.
+/// Who makes a write, and why. A server builds one from each request (the peer's author, the
+/// `Prefs-Reason` header); for an application, ``PrefsService``'s `withReason(_:_:)` and the
+/// `reason:` parameters set ``current`` around its calls, which a store reads once as a call
+/// enters it (and a client turns into the header). A store's configured author stands in for a
+/// missing one.
 package struct ChangeOrigin: Sendable, Hashable {
     /// Who, if the caller knows (a server does); else the store's configured author.
     package var author: ChangeAuthor?
@@ -64,7 +65,8 @@ package struct ChangeOrigin: Sendable, Hashable {
         self.reason = reason
     }
 
-    /// The origin of the current task's writes.
+    /// The origin of the current task's writes, as `withReason(_:_:)` sets it: read only where an
+    /// application's call enters a store or a client.
     @TaskLocal package static var current: ChangeOrigin?
 
     /// The longest reason accepted, in bytes of UTF-8.

@@ -245,10 +245,7 @@ final class API: Sendable {
         let reply: Reply
         var filled = sent
         do {
-            filled.idempotentRequest = try sent.idempotency()
-            filled.changeOrigin = recordsAuthors ? try sent.origin(author: author(of:)) : nil
-            // An endpoint reads them from the request as it answers; a task's engine calls, from
-            // the task-locals the task sets (below).
+            filled.writeContext = try sent.writeContext(recordingAuthors: recordsAuthors, author: author(of:))
             reply = try endpoint.answer(filled)
         } catch {
             return .answer(failed(endpoint, sent, error))
@@ -267,15 +264,11 @@ final class API: Sendable {
                 start { [self] result in deliver(finished(endpoint, request, result)) }
             }
         case .task(let work):
-            let (idempotency, origin) = (request.idempotentRequest, request.changeOrigin)
             return .pending { [self] deliver in
                 Task {
                     let result: Result<Answer, any Error>
                     do {
-                        result = .success(
-                            try await ChangeOrigin.$current.withValue(origin) {
-                                try await IdempotentRequest.$current.withValue(idempotency) { try await work() }
-                            })
+                        result = .success(try await work())
                     } catch {
                         result = .failure(error)
                     }

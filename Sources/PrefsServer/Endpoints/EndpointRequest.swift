@@ -35,12 +35,10 @@ struct EndpointRequest: Sendable {
     var caller: Caller?
     /// What it may do: nil permits nothing.
     var grant: AccessGrant? { caller?.grant }
-    /// Its `Idempotency-Key` and fingerprint, if it carries one (``API`` fills it in, from
-    /// ``idempotency()``, before the endpoint runs).
-    var idempotentRequest: IdempotentRequest?
-    /// Who makes its changes and why, where the engine records it (``API`` fills it in, from
-    /// ``origin(author:)``, before the endpoint runs).
-    var changeOrigin: ChangeOrigin?
+    /// The context its writes are made in: who makes them and why, where the engine records it
+    /// (``origin(author:)``), and its `Idempotency-Key` (``idempotency()``). ``API`` fills it in
+    /// before the endpoint runs, which passes it to every write it asks of the engine.
+    var writeContext = WriteContext()
     /// The least role its endpoint needs (``API`` fills it in): the role ``scope()`` checks.
     var role = AccessRole.admin
 
@@ -155,12 +153,21 @@ struct EndpointRequest: Sendable {
         return revision
     }
 
+    /// The context the request's writes are made in: empty for a read; for a write, its
+    /// `Idempotency-Key` (``idempotency()``) and, where the engine records authors, who makes it
+    /// (`author` works it out) and why (``origin(author:)``).
+    func writeContext(recordingAuthors: Bool, author: (EndpointRequest) -> ChangeAuthor) throws -> WriteContext {
+        guard method != .get, method != .head else { return WriteContext() }
+        return WriteContext(
+            origin: recordingAuthors ? try origin(author: author) : ChangeOrigin(), idempotency: try idempotency())
+    }
+
     /// The request's `Idempotency-Key`, with a fingerprint of what the request asks for: its
     /// method, target, `If-Match` and body — or, for a body streamed to the service (an upload),
-    /// its type and length, the bytes being read only as they are stored. Nil for a read, or a
-    /// write without the header.
-    func idempotency() throws -> IdempotentRequest? {
-        guard method != .get, method != .head, let key = headers[Self.idempotencyKey] else { return nil }
+    /// its type and length, the bytes being read only as they are stored. Nil for a write
+    /// without the header.
+    private func idempotency() throws -> IdempotentRequest? {
+        guard let key = headers[Self.idempotencyKey] else { return nil }
         var hasher = SHA256()
         /// Hashes `part`, then a NUL that ends it.
         func hash(_ part: String) {
@@ -185,9 +192,8 @@ struct EndpointRequest: Sendable {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
     /// Who makes a write's changes (`author` works it out) and why (`Prefs-Reason`,
-    /// percent-encoded UTF-8); nil for a read.
-    func origin(author: (EndpointRequest) -> ChangeAuthor) throws -> ChangeOrigin? {
-        guard method != .get, method != .head else { return nil }
+    /// percent-encoded UTF-8).
+    private func origin(author: (EndpointRequest) -> ChangeAuthor) throws -> ChangeOrigin {
         var reason: String?
         if var header = headers[Self.reason] {
             guard let decoded = header.withUTF8(QueryItems.percentDecoded) else {

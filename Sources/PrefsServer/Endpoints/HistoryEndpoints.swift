@@ -59,7 +59,9 @@ enum HistoryEndpoints {
                 try request.checkAccess(.writer, at: body.scope)
                 let (target, ifRevision) = (try body.target(), try request.ifRevision())
                 return .task {
-                    .json(try await engine.revert(target, scope: body.scope, to: body.toRevision, ifRevision: ifRevision))
+                    .json(
+                        try await engine.revert(
+                            target, scope: body.scope, to: body.toRevision, ifRevision: ifRevision, context: request.writeContext))
                 }
             },
         ]

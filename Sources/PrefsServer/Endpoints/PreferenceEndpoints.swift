@@ -33,11 +33,10 @@ enum PreferenceEndpoints {
             Endpoint(.put, "/v1/prefs/{key}", body: .whole(limit: limits.maximumPutBodyBytes), role: .writer) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
                 let value = try JSONValue(parsing: (request.body ?? ByteBuffer()).readableBytesView)
-                let (commitsHere, idempotency, origin) = (request.commitsHere, request.idempotentRequest, request.changeOrigin)
+                let (commitsHere, context) = (request.commitsHere, request.writeContext)
                 return .later { finish in
                     engine.set(
-                        key, to: value, scope: scope, ifRevision: ifRevision, idempotency: idempotency, origin: origin,
-                        committingHere: commitsHere
+                        key, to: value, scope: scope, ifRevision: ifRevision, context: context, committingHere: commitsHere
                     ) { result in
                         finish(result.map(Answer.json))
                     }
@@ -45,8 +44,10 @@ enum PreferenceEndpoints {
             },
             Endpoint(.delete, "/v1/prefs/{key}", role: .writer) { request in
                 let (key, scope, recursive) = (try request.key(), try request.scope(), try request.flag("recursive"))
-                let ifRevision = try request.ifRevision()
-                return .task { .json(try await engine.reset(key, scope: scope, recursive: recursive, ifRevision: ifRevision)) }
+                let (ifRevision, context) = (try request.ifRevision(), request.writeContext)
+                return .task {
+                    .json(try await engine.reset(key, scope: scope, recursive: recursive, ifRevision: ifRevision, context: context))
+                }
             },
             Endpoint(.get, "/v1/prefs") { request in
                 let (scope, prefix, revision) = (try request.scope(), request.query["prefix"], try request.integer("atRevision"))
@@ -63,15 +64,18 @@ enum PreferenceEndpoints {
             Endpoint(.post, "/v1/prefs:batch", body: .whole(limit: limits.maximumRequestBytes), role: .writer) { request in
                 let batch = try request.decodeBody(PreferenceBatch.self, what: "a batch ({\"operations\": [...]})")
                 for operation in batch.operations { try request.checkAccess(.writer, at: operation.scope) }
-                return .task { .json(try await engine.apply(batch)) }
+                let context = request.writeContext
+                return .task { .json(try await engine.apply(batch, context: context)) }
             },
             Endpoint(.put, "/v1/locks/{key}", role: .admin) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
-                return .task { .json(try await engine.lock(key, scope: scope, ifRevision: ifRevision)) }
+                let context = request.writeContext
+                return .task { .json(try await engine.lock(key, scope: scope, ifRevision: ifRevision, context: context)) }
             },
             Endpoint(.delete, "/v1/locks/{key}", role: .admin) { request in
                 let (key, scope, ifRevision) = (try request.key(), try request.scope(), try request.ifRevision())
-                return .task { .json(try await engine.unlock(key, scope: scope, ifRevision: ifRevision)) }
+                let context = request.writeContext
+                return .task { .json(try await engine.unlock(key, scope: scope, ifRevision: ifRevision, context: context)) }
             },
             Endpoint(.get, "/v1/schema") { _ in
                 .task { .json(SchemaList(schemas: try await engine.schemas())) }
@@ -82,13 +86,15 @@ enum PreferenceEndpoints {
             },
             Endpoint(.put, "/v1/schema", body: .whole(limit: limits.maximumRequestBytes), role: .admin, storeWide: true) { request in
                 let schemas = try request.decodeBody([String: PreferenceSchema].self, what: "an object of key → schema")
-                return .task { .json(try await engine.register(schemas: schemas)) }
+                let context = request.writeContext
+                return .task { .json(try await engine.register(schemas: schemas, context: context)) }
             },
             Endpoint(.put, "/v1/schema/{key}", body: .whole(limit: limits.maximumRequestBytes), role: .admin, storeWide: true) {
                 request in
                 let key = try request.key()
                 let schema = try request.decodeBody(PreferenceSchema.self, what: "a schema")
-                return .task { .json(try await engine.register(schemas: [key.rawValue: schema])) }
+                let context = request.writeContext
+                return .task { .json(try await engine.register(schemas: [key.rawValue: schema], context: context)) }
             },
             Endpoint(.get, "/v1/dump") { request in
                 let (scope, revision) = (try request.scope(), try request.integer("atRevision"))
@@ -110,7 +116,7 @@ enum PreferenceEndpoints {
                         let current = try await engine.schemas()
                         if dump.schemas.contains(where: { current[$0.key] != $0.value }) { try request.checkAccess(.admin, at: .root) }
                     }
-                    return .json(try await engine.load(dump, replacing: replacing))
+                    return .json(try await engine.load(dump, replacing: replacing, context: request.writeContext))
                 }
             },
         ]

@@ -19,14 +19,16 @@ enum TokenEndpoints {
                 let token = try request.decodeBody(TokenRequest.self, what: "a token ({\"name\", \"role\", \"scope\"})")
                 try request.checkAccess(.admin, at: token.scope)
                 return .task {
-                    .json(try await engine.createToken(named: token.name, role: token.role, scope: token.scope), status: .created)
+                    .json(
+                        try await engine.createToken(named: token.name, role: token.role, scope: token.scope, context: request.writeContext),
+                        status: .created)
                 }
             },
             Endpoint(.delete, "/v1/tokens/{name}", role: .admin) { request in
                 let name = request.parameters["name"] ?? ""
                 try AccessToken.checkName(name)
                 if let token = engine.token(named: name) { try request.checkAccess(.admin, at: token.scope) }
-                return .task { .json(try await engine.revokeToken(named: name)) }
+                return .task { .json(try await engine.revokeToken(named: name, context: request.writeContext)) }
             },
         ]
     }
