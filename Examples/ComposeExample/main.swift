@@ -166,7 +166,7 @@ do {
     say("could not remove what the example made under /accounts/\(account): \(error)")
     failure = failure ?? error
 }
-temporaryStore?.close()
+await temporaryStore?.close()
 if let failure {
     say(failure is CancellationError ? "interrupted" : "failed: \(failure)")
     exit(1)

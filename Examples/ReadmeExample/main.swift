@@ -117,4 +117,4 @@ try await prefs.revert("timeline.fontSize", scope: "/accounts/alice", to: histor
 print(try await prefs.resolve("timeline.fontSize", scope: "/accounts/alice").value)
 
 try await prefs.deleteDraft(draft.id, ifRevision: nil)
-(prefs as? EmbeddedStore)?.close()                               // a temporary store removes its folder
+await (prefs as? EmbeddedStore)?.close()                             // a temporary store removes its folder

@@ -21,9 +21,8 @@ enum ReadCost {
     /// Median nanoseconds per read of each path, in batches of `batch` reads.
     static func medians(batches: Int = 200, batch: Int = 5000) async throws -> (resolve: Double, wrapper: Double, context: Double) {
         let store = try EmbeddedStore.temporary()
-        defer { store.close() }
         try await store.set(\.benchFontSize, 16, scope: "/accounts/alice")
-        return try await withPrefs(store, scope: "/accounts/alice/threads/1") {
+        let medians = try await withPrefs(store, scope: "/accounts/alice/threads/1") {
             let wrapper = PreferenceObserving(\.benchFontSize)
             let context = try PrefsContext.required
             precondition(wrapper.wrappedValue == 16 && context[\.benchFontSize] == 16)
@@ -34,6 +33,8 @@ enum ReadCost {
             let contextual = median(batches, batch) { _ = context[\.benchFontSize] }
             return (resolve, wrapped, contextual)
         }
+        await store.close()
+        return medians
     }
 
     private static func median(_ batches: Int, _ batch: Int, _ read: () -> Void) -> Double {

@@ -249,13 +249,13 @@ struct PrefsDaemon: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             // Only the TCP listener can be taken: a socket answered by another daemon is refused
             // before (PrefsHTTPServer), and a stale one replaced.
-            store.close()
+            await store.close()
             throw PrefsError(
                 .unavailable,
                 "Cannot listen on \(listen ?? "the TCP address"): the address is already in use, by another prefsd or another "
                     + "program. Stop it, or give --listen another port.")
         }
-        store.close()
+        await store.close()
         starter.removeSocket()
         logger.info("prefsd stopped")
     }

@@ -19,7 +19,6 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct DraftsTests {
     @MainActor @Test func theArticleRunsAsItSays() async throws {
         let prefs: any PrefsService = try EmbeddedStore.temporary()
-        defer { (prefs as? EmbeddedStore)?.close() }
 
         let first = try await prefs.createDraft(DraftInput(account: "alice", text: "A thread about prefsd", thread: "t1"))
         let second = try await prefs.createDraft(DraftInput(account: "alice", text: "It keeps drafts", thread: "t1"))
@@ -74,5 +73,6 @@ import Testing
         #expect(Array(kinds.prefix(5)) == [.draftCreated, .draftCreated, .attachmentAdded, .draftUpdated, .validation])
         #expect(kinds.last == .draftDeleted)
         #expect(try await prefs.thread("t1").map(\.position) == [0])
+        await (prefs as? EmbeddedStore)?.close()
     }
 }

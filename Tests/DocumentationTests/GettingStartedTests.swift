@@ -38,7 +38,6 @@ extension PreferenceValues {
         try await prefs.set(\.fontSize, 16, scope: "/accounts/alice")
         let size = try await prefs.resolve(\.fontSize, scope: "/accounts/alice/threads/42")
         // size.value == 16, size.source == .scope("/accounts/alice")
-        defer { (prefs as? EmbeddedStore)?.close() }
         #expect(size.value == 16)
         #expect(size.source == .scope("/accounts/alice"))
 
@@ -73,5 +72,6 @@ extension PreferenceValues {
         #expect(changes.map(\.kind) == [.set])
         #expect(changes.first?.value == 17)
         #expect(changes.first?.source == .scope("/accounts/alice"))
+        await (prefs as? EmbeddedStore)?.close()
     }
 }

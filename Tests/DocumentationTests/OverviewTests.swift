@@ -11,7 +11,6 @@ extension PreferenceValues {
 @Suite struct OverviewTests {
     @Test func aTypedKeyResolvesFromTheNearestScope() async throws {
         let prefs: any PrefsService = try EmbeddedStore.temporary()
-        defer { (prefs as? EmbeddedStore)?.close() }
 
         try await prefs.set(\.showsAvatars, false, scope: "/accounts/alice")
         let avatars = try await prefs.resolve(\.showsAvatars, scope: "/accounts/alice/threads/42")
@@ -19,5 +18,6 @@ extension PreferenceValues {
 
         #expect(avatars.value == false)
         #expect(avatars.source == .scope("/accounts/alice"))
+        await (prefs as? EmbeddedStore)?.close()
     }
 }

@@ -8,7 +8,6 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct ScopesAndExplainTests {
     @Test func theArticleRunsAsItSays() async throws {
         let prefs: any PrefsService = try EmbeddedStore.temporary()
-        defer { (prefs as? EmbeddedStore)?.close() }
 
         try await prefs.register(keys: [\.fontSize])
         try await prefs.set(\.fontSize, 16, scope: "/accounts/alice")
@@ -70,5 +69,6 @@ import Testing
         #expect(seen.map(\.kind) == [.reset])
         #expect(seen.first?.value == 22)
         #expect(seen.first?.source == .scope("/accounts"))
+        await (prefs as? EmbeddedStore)?.close()
     }
 }

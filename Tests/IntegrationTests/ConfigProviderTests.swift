@@ -80,7 +80,7 @@ import Testing
                     await daemon.kill()
                     let offline = try EmbeddedStore(path: daemon.databasePath)
                     try await offline.set("timeline.fontSize", to: 20, scope: "/accounts/alice")
-                    await offline.closeWithoutBlocking()
+                    await offline.close()
                     try await daemon.start()
                 case 20: try await daemon.client.set("timeline.fontSize", to: 22, scope: "/accounts/alice")
                 default: return seen

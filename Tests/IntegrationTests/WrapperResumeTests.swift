@@ -28,7 +28,7 @@ import Testing
             var patch = DraftPatch()
             patch.text = .set("after")
             _ = try await offline.updateDraft(draft.id, patch, ifRevision: nil)
-            await offline.closeWithoutBlocking()
+            await offline.close()
             try await daemon.start()
 
             #expect(await modes.changes(atLeast: 1) == 1)

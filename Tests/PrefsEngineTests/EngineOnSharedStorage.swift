@@ -10,10 +10,10 @@ func withEngine<T>(
     let engine = try PrefsEngine(storage: storage, configuration: StoreConfiguration(), clock: clock)
     do {
         let result = try await body(engine)
-        await engine.closeWithoutBlocking()
+        await engine.close()
         return result
     } catch {
-        await engine.closeWithoutBlocking()
+        await engine.close()
         throw error
     }
 }

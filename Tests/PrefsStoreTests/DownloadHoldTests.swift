@@ -83,7 +83,7 @@ struct DownloadHoldTests {
         let (draft, attachment) = try await Self.attached(store)
         let download = try await store.attachmentData(attachment.id, of: draft.id)
         try await store.deleteDraft(draft.id, ifRevision: nil)
-        await store.closeWithoutBlocking()
+        await store.close()
         #expect(try await sqlite3(path, "SELECT count(*) FROM blob") == "1")
         try await withStore(try EmbeddedStore(path: path, configuration: .forTests())) { reopened throws in
             #expect(try await Self.blobCount(reopened) == "0")

@@ -49,7 +49,7 @@ struct DraftStoreTests {
         #expect(read.text == input.text && read.replyTo == "post-9" && read.contentWarning == "spoilers")
         #expect(read.visibility == .unlisted && read.language == "pt-BR" && read.sensitive && read.poll == input.poll)
         #expect(abs(read.createdAt.timeIntervalSince(created.createdAt)) < 0.001)
-        await store!.closeWithoutBlocking()
+        await store!.close()
         store = nil
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { reopened in
             let again = try await reopened.draft(created.id)

@@ -48,7 +48,7 @@ struct StoreFileSafetyTests {
         do {
             let store = try EmbeddedStore(path: path, configuration: .forTests())
             try await store.set("k", to: 1)
-            await store.closeWithoutBlocking()
+            await store.close()
         }
         let known = try await sqlite3(path, "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         #expect(known.hasPrefix("0001_baseline"))

@@ -73,7 +73,7 @@ struct StoreOwnershipTests {
         do {
             let first = try EmbeddedStore(path: path, configuration: .forTests())
             try await first.set("k", to: 1)
-            await first.closeWithoutBlocking()
+            await first.close()
         }
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { second throws in
             #expect(try await second.resolve("k").value == 1)
@@ -83,6 +83,27 @@ struct StoreOwnershipTests {
 
 @Suite("Store: close releases the database")
 struct StoreCloseReleasesTests {
+    @Test("A store dropped without close() releases its database by itself, its writes kept")
+    func droppedStoreReleases() async throws {
+        let folder = try makeFolder()
+        defer { removeFolder(folder) }
+        let path = folder.appending(path: "prefs.sqlite").path
+        do {
+            let first = try EmbeddedStore(path: path, configuration: .forTests())
+            try await first.set("k", to: 1)
+        }
+        // Its deinit waits for nothing: the storage is released on a thread of its own.
+        var second: EmbeddedStore?
+        try await waitUntil("the dropped store released the database") {
+            second = try? EmbeddedStore(path: path, configuration: .forTests())
+            return second != nil
+        }
+        let reopened = try #require(second)
+        try await withStore(reopened) { store throws in
+            #expect(try await store.resolve("k").value == 1)
+        }
+    }
+
     @Test("After close(), the database can be opened again while the old store object still lives")
     func closeReleases() async throws {
         let folder = try makeFolder()
@@ -90,8 +111,7 @@ struct StoreCloseReleasesTests {
         let path = folder.appending(path: "prefs.sqlite").path
         let first = try EmbeddedStore(path: path, configuration: .forTests())
         try await first.set("k", to: 1)
-        // The synchronous close() (what deinit and prefsd use), on a thread of its own.
-        await onOwnThread { first.close() }
+        await first.close()
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { second throws in
             #expect(try await second.resolve("k").value == 1)
     

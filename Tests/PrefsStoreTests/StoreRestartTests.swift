@@ -24,7 +24,7 @@ struct StoreRestartTests {
             try await store.lock("compose.text", scope: "/accounts")
             before = try await store.dump(scope: .root)
             #expect(try await store.status().revision == 6)
-            await store.closeWithoutBlocking()
+            await store.close()
         }
 
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { reopened in
@@ -50,7 +50,7 @@ struct StoreRestartTests {
             let store = try EmbeddedStore(path: path, configuration: .forTests())
             try await store.set("k", to: 1)
             try await store.set("k", to: 2, scope: "/a")
-            await store.closeWithoutBlocking()
+            await store.close()
         }
         try await withStore(EmbeddedStore(path: path, configuration: .forTests())) { reopened in
             var watch = WatchReader(reopened.watch(WatchRequest(keys: ["k"], since: 0)))
@@ -75,7 +75,7 @@ struct StoreRestartTests {
             #expect(try await store.status().oldestRevision == 4)
             try await store.set("k", to: 68)
             #expect(try await store.status().oldestRevision == 4)
-            await store.closeWithoutBlocking()
+            await store.close()
         }
         try await withStore(EmbeddedStore(path: path, configuration: configuration)) { reopened in
             let status = try await reopened.status()
@@ -95,11 +95,11 @@ struct StoreRestartTests {
     func closedRefusesWrites() async throws {
         let store = try makeStore()
         try await store.set("k", to: 1)
-        await store.closeWithoutBlocking()
+        await store.close()
         let error = await #expect(throws: PrefsError.self) { try await store.set("k", to: 2) }
         #expect(error?.code == .shuttingDown)
         // Closing twice is harmless.
-        await store.closeWithoutBlocking()
+        await store.close()
     }
 
     @Test("The temporary store's folder is removed on close")
@@ -108,7 +108,7 @@ struct StoreRestartTests {
         let folder = URL(fileURLWithPath: store.path).deletingLastPathComponent()
         try await store.set("k", to: 1)
         #expect(FileManager.default.fileExists(atPath: store.path))
-        await store.closeWithoutBlocking()
+        await store.close()
         #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 }

@@ -60,7 +60,7 @@ struct WatchShutdownTests {
         let store = try makeStore()
         var watch = WatchReader(store.watch(WatchRequest(keys: ["k"])))
         try await store.set("k", to: 1)
-        await store.closeWithoutBlocking()
+        await store.close()
         let (events, error) = await watch.rest()
         #expect(error == nil)
         #expect(events.map(\.kind) == [.set, .shutdown])

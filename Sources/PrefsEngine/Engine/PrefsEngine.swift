@@ -144,36 +144,42 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     }
 
     deinit {
-        close()
+        // Never waits: the last reference may be dropped on a thread of the concurrency pool,
+        // which must not be held while queued writes finish. The storage is released shortly
+        // after, on a thread of its own; `close()` is what says when.
+        guard stopServing() else { return }
+        let storage = storage
+        Thread { storage.close() }.start()
     }
 
     /// Ends every watch (with a final `shutdown` event), waits for queued writes, and releases the
     /// storage, so another engine may open it. Further calls fail with `shutting_down`.
-    public func close() {
+    ///
+    /// The wait is on a thread of its own, never on one of the concurrency pool (which the
+    /// writes being finished, or other tasks, may need): call it from any async code. An engine
+    /// dropped without it closes too, but without saying when its storage is free again.
+    public func close() async {
+        guard stopServing() else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread { [storage] in
+                storage.close()
+                done.resume()
+            }.start()
+        }
+    }
+
+    /// Marks the engine closed, stops its periodic tasks and ends its watches; false if it was
+    /// closed already.
+    private func stopServing() -> Bool {
         let tasks: [Task<Void, Never>?]? = lifecycle.withLock { lifecycle in
             guard !lifecycle.closed else { return nil }
             lifecycle.closed = true
             return [lifecycle.progressTask, lifecycle.tokenUseTask]
         }
-        guard let tasks else { return }
+        guard let tasks else { return false }
         for task in tasks { task?.cancel() }
         hub.close()
-        storage.close()
-    }
-
-    /// ``close()`` for async code: the same work, done on a thread of its own, so waiting for
-    /// queued writes never holds a thread of the concurrency pool (which those very writes, or
-    /// other tasks, may need to finish).
-    ///
-    /// Not an `async` overload of `close()`: in async code that would make every existing
-    /// `store.close()` an error until awaited.
-    public func closeWithoutBlocking() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                self.close()
-                done.resume()
-            }.start()
-        }
+        return true
     }
 
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
