@@ -25,15 +25,24 @@ public protocol PreferenceKey: Sendable {
     static var name: String { get }
     /// The value where no scope sets one.
     static var defaultValue: Value { get }
-    /// The schema registered for the key; by default, one inferred from `Value` and the default.
+    /// How a device's change that conflicts with another's is resolved when the store syncs;
+    /// by default ``MergeRule/lww``, the later change.
+    static var merge: MergeRule { get }
+    /// The schema registered for the key; by default, one inferred from `Value`, the default
+    /// and ``merge``.
     static var schema: PreferenceSchema { get }
 }
 
 extension PreferenceKey {
-    /// The schema inferred from `Value` and the default (string enums: their cases as choices).
+    public static var merge: MergeRule { .default }
+
+    /// The schema inferred from `Value`, the default (string enums: their cases as choices) and
+    /// ``merge`` (named only when it is not the default).
     public static var schema: PreferenceSchema {
-        PreferenceSchema(type: PreferenceSchema.ValueType.inferred(for: Value.self), defaultValue: try? JSONValue(encoding: defaultValue))
-            .withChoices(of: Value.self)
+        PreferenceSchema(
+            type: PreferenceSchema.ValueType.inferred(for: Value.self), defaultValue: try? JSONValue(encoding: defaultValue),
+            merge: merge == .default ? nil : merge
+        ).withChoices(of: Value.self)
     }
 }
 

@@ -41,6 +41,9 @@ public struct PreferenceSchema: Sendable, Hashable {
     public var choices: [String]?
     /// What the key is for, for people.
     public var description: String?
+    /// How a device's change that conflicts with the upstream's is resolved (see
+    /// ``MergeRule``); nil: ``MergeRule/default``.
+    public var merge: MergeRule?
 
     /// Makes a schema; call ``validateDefinition(for:)`` before trusting it.
     ///
@@ -52,9 +55,10 @@ public struct PreferenceSchema: Sendable, Hashable {
     ///   - maxLength: The most characters (`string`) or elements (`array`) allowed.
     ///   - choices: The allowed strings (`enum`).
     ///   - description: What the key is for, for people.
+    ///   - merge: How conflicting changes from two devices are resolved; nil: the default.
     public init(
         type: ValueType, defaultValue: JSONValue? = nil, minimum: Double? = nil, maximum: Double? = nil,
-        maxLength: Int? = nil, choices: [String]? = nil, description: String? = nil
+        maxLength: Int? = nil, choices: [String]? = nil, description: String? = nil, merge: MergeRule? = nil
     ) {
         self.type = type
         self.defaultValue = defaultValue
@@ -63,6 +67,7 @@ public struct PreferenceSchema: Sendable, Hashable {
         self.maxLength = maxLength
         self.choices = choices
         self.description = description
+        self.merge = merge
     }
 
     /// Checks that the schema does not contradict itself.
@@ -91,6 +96,9 @@ public struct PreferenceSchema: Sendable, Hashable {
         }
         if maxLength != nil, type != .string, type != .array {
             throw invalid("has maxLength but its type is \(type.rawValue); it applies to string and array")
+        }
+        if let merge, let reason = merge.unfit(for: type) {
+            throw invalid("merges by \(merge.rawValue), which \(reason), but its type is \(type.rawValue)")
         }
         if let defaultValue {
             do {
@@ -151,7 +159,7 @@ public struct PreferenceSchema: Sendable, Hashable {
 
 extension PreferenceSchema: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, `default`, min, max, maxLength, choices, description
+        case type, `default`, min, max, maxLength, choices, description, merge
     }
 
     public init(from decoder: any Decoder) throws {
@@ -169,6 +177,14 @@ extension PreferenceSchema: Codable {
                 "Unknown schema type '\(typeName)'; use one of \(ValueType.allCases.map(\.rawValue).joined(separator: ", "))."
             )
         }
+        let merge = try container.decodeIfPresent(String.self, forKey: .merge).map { name in
+            guard let rule = MergeRule(rawValue: name) else {
+                throw PrefsError(
+                    .invalidSchema,
+                    "Unknown merge rule '\(name)'; use one of \(MergeRule.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return rule
+        }
         self.init(
             type: type,
             defaultValue: try container.decodeIfPresent(JSONValue.self, forKey: .default),
@@ -176,7 +192,8 @@ extension PreferenceSchema: Codable {
             maximum: try container.decodeIfPresent(Double.self, forKey: .max),
             maxLength: try container.decodeIfPresent(Int.self, forKey: .maxLength),
             choices: try container.decodeIfPresent([String].self, forKey: .choices),
-            description: try container.decodeIfPresent(String.self, forKey: .description)
+            description: try container.decodeIfPresent(String.self, forKey: .description),
+            merge: merge
         )
     }
 
@@ -189,6 +206,7 @@ extension PreferenceSchema: Codable {
         try container.encodeIfPresent(maxLength, forKey: .maxLength)
         try container.encodeIfPresent(choices, forKey: .choices)
         try container.encodeIfPresent(description, forKey: .description)
+        try container.encodeIfPresent(merge, forKey: .merge)
     }
 }
 
