@@ -18,12 +18,14 @@ final class HandMovedClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
+    /// A sleep under way: its task waits until the clock reaches `deadline`.
     private struct Sleeper {
         let id: Int
         let deadline: Instant
         let continuation: CheckedContinuation<Void, any Error>
     }
 
+    /// The time, the sleeps under way, and the test waiting for some.
     private struct State: ~Copyable {
         var now = Instant(offset: .zero)
         var sleepers: [Sleeper] = []
