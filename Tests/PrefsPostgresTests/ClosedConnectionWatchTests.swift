@@ -45,7 +45,7 @@ struct ClosedConnectionWatchTests {
             // Left to the driver, such a statement is never answered, neither rows nor error:
             // without the watch this wait would last until the suite's time limit.
             let (connection, _) = try await Self.statementAsItCloses(database)
-            let watched = WatchedConnection(connection)
+            let watched = WatchedConnection(connection, logger: Self.logger)
             let error = await #expect(throws: ChannelError.self) {
                 try await Self.onThread { try watched.query("SELECT 1", logger: Self.logger) }
             }
@@ -56,7 +56,7 @@ struct ClosedConnectionWatchTests {
     @Test("The writer's statements are answered while its connection is open, then fail once it closes under them")
     func aWriterWaitEndsWhenItsConnectionCloses() async throws {
         try await withPostgresDatabase { database in
-            let watched = WatchedConnection(try await Self.connect(database))
+            let watched = WatchedConnection(try await Self.connect(database), logger: Self.logger)
             #expect(try await Self.onThread { try watched.query("SELECT 1", logger: Self.logger).rows.count } == 1)
             // Closed by the server as a statement waits: the driver's error or the watch's, a lost connection either way.
             let waiting = Task { try await Self.onThread { try watched.query("SELECT pg_sleep(30)", logger: Self.logger) } }

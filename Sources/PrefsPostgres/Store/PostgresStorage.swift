@@ -45,10 +45,12 @@ public final class PostgresStorage: PrefsStorage {
     /// notification; `steadyWriter`, how recently the host's writer must have committed for it to
     /// count as committing steadily — then the host stops listening for notifications, and it
     /// listens again once the writer has not committed for that long (``CommitListener``).
-    /// Throws `unavailable`, with what went wrong, when PostgreSQL cannot be reached.
+    /// `clock` is the engine's (`PrefsEngine(storage:snapshot:configuration:clock:)`): it
+    /// measures the writer's waits for a commit whose connection was lost. Throws `unavailable`,
+    /// with what went wrong, when PostgreSQL cannot be reached.
     package init(
         database: PostgresLocation, tick: Duration = .seconds(1), steadyWriter: Duration = .milliseconds(5),
-        logger: Logger = Logger(label: "prefsd")
+        clock: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "prefsd")
     ) async throws {
         self.database = database
         self.tick = tick
@@ -79,7 +81,7 @@ public final class PostgresStorage: PrefsStorage {
         readers = ReadingPool(configuration: clientConfiguration, location: database, logger: logger)
         writer = PostgresWriter(
             connection: PostgresWriteConnection(
-                location: database, configuration: configuration.named("prefsd writer"), hostID: hostID,
+                location: database, configuration: configuration.named("prefsd writer"), clock: clock, hostID: hostID,
                 activity: writerActivity, logger: logger))
     }
 

@@ -50,9 +50,25 @@ extension PrefsEngine where Storage == PostgresStorage {
         database: PostgresLocation, configuration: StoreConfiguration = StoreConfiguration(),
         logger: Logger = Logger(label: "prefsd")
     ) async throws {
-        let storage = try await PostgresStorage(database: database, logger: logger)
+        try await self.init(database: database, configuration: configuration, logger: logger, clock: ContinuousClock())
+    }
+
+    /// Connects to `database`, migrates it if needed, and loads what the engine keeps in memory,
+    /// with `clock` measuring the engine's waits and its storage's alike.
+    ///
+    /// - Parameters:
+    ///   - database: Where the database is and how to reach it.
+    ///   - configuration: How the store behaves.
+    ///   - logger: Where the store logs.
+    ///   - clock: What measures the engine's and the storage's waits; tests pass one they move by hand.
+    /// - Throws: ``PrefsError`` — `unavailable` when PostgreSQL cannot be reached.
+    package convenience init(
+        database: PostgresLocation, configuration: StoreConfiguration, logger: Logger, clock: any Clock<Duration>
+    ) async throws {
+        let storage = try await PostgresStorage(database: database, clock: clock, logger: logger)
         do {
-            try self.init(storage: storage, snapshot: try await storage.loadSnapshotOffThePool(), configuration: configuration)
+            try self.init(
+                storage: storage, snapshot: try await storage.loadSnapshotOffThePool(), configuration: configuration, clock: clock)
         } catch {
             storage.close()
             throw error

@@ -24,15 +24,16 @@ import PrefsKit
 /// locks the counter as it begins. A request's savepoint is sent only if the request writes a row
 /// at once: for the rest, forgetting its pending writes undoes it.
 ///
-/// The connection is made on first use, and made again after the database went away.
+/// The connection is made on first use, and made again after the database went away
+/// (``WriterLink``). A batch whose commit may have reached the server before its connection was
+/// lost finds out what became of it (``LostCommitInquiry``); one whose connection failed before
+/// its commit was handed over changed nothing, and fails `unavailable` at once.
 final class PostgresWriteConnection: WriteConnection, SharedTransactions {
-    private let location: PostgresLocation
-    private let configuration: PostgresConnection.Configuration
+    private let link: WriterLink
     private let hostID: String
     /// Where each commit is recorded: it took in what other hosts committed before it.
     private let activity: WriterActivity
     private let logger: Logger
-    private var connection: WatchedConnection?
     private var pending = PendingWrites()
     /// The revision counter when a batch that locked it began.
     private var startRevision: Revision = 0
@@ -43,17 +44,17 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     /// The batch's id, written with it as it commits (`write_batch`): after a lost connection,
     /// it tells whether the batch committed.
     private var batchID = UUID().uuidString
+    /// Whether the batch's committing statement was handed to an open connection: if that
+    /// connection is lost, the batch may have committed.
+    private var commitHandedOver = false
 
-    /// How long a commit whose connection was lost keeps trying to find out whether it committed
-    /// before its requests are answered `outcome_unknown`.
-    static let lostCommitDeadline = Duration.seconds(30)
-
+    /// The writer's connection to `location`; `clock` is the engine's, which measures the
+    /// lost-commit recovery's waits.
     init(
-        location: PostgresLocation, configuration: PostgresConnection.Configuration, hostID: String, activity: WriterActivity,
-        logger: Logger
+        location: PostgresLocation, configuration: PostgresConnection.Configuration, clock: any Clock<Duration>, hostID: String,
+        activity: WriterActivity, logger: Logger
     ) {
-        self.location = location
-        self.configuration = configuration
+        link = WriterLink(location: location, configuration: configuration, clock: clock, logger: logger)
         self.hostID = hostID
         self.activity = activity
         self.logger = logger
@@ -133,7 +134,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     private func onNewConnectionIfLost<T>(_ statement: () throws -> T) throws -> T {
         do {
             return try statement()
-        } catch where !transaction.isOpen && connection != nil && isConnectionFailure(error) {
+        } catch where !transaction.isOpen && link.hasConnection && link.isConnectionFailure(error) {
             close()
             transaction.reconnected()
             return try statement()
@@ -174,7 +175,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
                 startRevision: start, keysRead: keysRead, draftsRead: draftsRead, newestRevision: newestRevision,
                 payloadPrefix: "\(hostID) ", batch: batchID, time: time, inTransaction: transaction.isOpen)
             guard transaction.isOpen else {
-                let (newest, page) = try PostgresRows.committedElsewhere(run(statement))
+                let (newest, page) = try PostgresRows.committedElsewhere(run(statement, commits: true))
                 return (newest - start, page)
             }
             let rows = try run(statement)
@@ -191,65 +192,23 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     /// what other hosts committed before it. Another host's change to what the batch read is a
     /// ``StorageConflict``.
     ///
-    /// If the connection is lost on the way, the batch may or may not have committed: this finds
-    /// out on a new connection (``outcomeOfLostCommit(start:newestRevision:)``) rather than run
-    /// it again. A batch that committed is answered as committed; one that did not throws
-    /// ``StorageConflict``, and runs again.
+    /// If the connection is lost once the committing statement was handed over, the batch may or
+    /// may not have committed: this finds out on a new connection (``LostCommitInquiry``) rather
+    /// than run it again. A batch that committed is answered as committed; one that did not
+    /// throws ``StorageConflict``, and runs again. If the connection failed — or none could be
+    /// made — before the committing statement was handed over, the batch changed nothing: the
+    /// error is thrown at once (`unavailable`).
     private func committing(start: Revision, newestRevision: Revision, _ statements: () throws -> (Revision, ChangeLogPage))
         throws -> (moved: Revision, committedBefore: ChangeLogPage)
     {
+        commitHandedOver = false
         do {
             return try conflictsAsStorageConflict(statements)
-        } catch where isConnectionFailure(error) {
+        } catch where commitHandedOver && link.isConnectionFailure(error) {
             logger.warning("The connection to PostgreSQL was lost as a batch committed (\(translate(error))); finding out whether it did.")
-            return try outcomeOfLostCommit(start: start, newestRevision: newestRevision)
-        }
-    }
-
-    /// Whether the batch committed, asked on a new connection once its own was lost: its id is
-    /// fenced — inserted with no revision, which waits for a commit still under way and makes a
-    /// later one fail — and read back. A batch that committed answers how far its revisions
-    /// moved (to its last revision less `newestRevision`) and what others committed before it,
-    /// from the log; one that did not throws ``StorageConflict``. If the database cannot be
-    /// reached within ``lostCommitDeadline``, the outcome is unknown.
-    private func outcomeOfLostCommit(start: Revision, newestRevision: Revision) throws
-        -> (moved: Revision, committedBefore: ChangeLogPage)
-    {
-        let deadline = ContinuousClock.now + Self.lostCommitDeadline
-        while true {
             close()
             transaction.reconnected()
-            do {
-                let time = Date().timeIntervalSince1970
-                let fenced = try run(
-                    """
-                    INSERT INTO write_batch (id, newest_revision, created_at) VALUES (\(batchID), NULL, \(time))
-                    ON CONFLICT (id) DO NOTHING RETURNING id
-                    """)
-                let newest =
-                    fenced.isEmpty
-                    ? try run("SELECT newest_revision FROM write_batch WHERE id = \(batchID)").first?.makeRandomAccess()[
-                        "newest_revision"
-                    ].decode(Int64?.self) : nil
-                guard let newest else {
-                    throw StorageConflict("the connection to PostgreSQL was lost before the batch committed")
-                }
-                let moved = newest - newestRevision
-                let committedBefore =
-                    moved > 0
-                    ? try PostgresRows.changePage(run(PostgresRows.changePageQuery(after: start, through: start + moved, limit: .max)))
-                    : ChangeLogPage(changes: [], oldestRevision: 0)
-                logger.warning("The batch whose connection was lost had committed, at revision \(newest).")
-                return (moved, committedBefore)
-            } catch where isConnectionFailure(error) && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.1)
-            } catch where isConnectionFailure(error) {
-                throw PrefsError(
-                    .outcomeUnknown,
-                    "The connection to PostgreSQL at \(location) was lost as the change committed, and PostgreSQL could not be "
-                        + "reached to find out whether it did. Send the request again with the same Idempotency-Key, or read "
-                        + "the value back.")
-            }
+            return try LostCommitInquiry(link: link, logger: logger, batchID: batchID).outcome(start: start, newestRevision: newestRevision)
         }
     }
 
@@ -282,7 +241,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     func rollback() {
         pending = PendingWrites()
         defer { transaction.sent(.rollback) }
-        guard transaction.isOpen, let connection, !connection.isClosed else { return }
+        guard transaction.isOpen, let connection = link.open else { return }
         _ = try? connection.query(PostgresQuery(unsafeSQL: WriterTransaction.Statement.rollback.rawValue), logger: logger)
     }
 
@@ -305,13 +264,13 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     func betweenBatches() {}
 
     func checkTransactionIsOpen() throws {
-        guard transaction.isUsable(connectionClosed: connection?.isClosed ?? true) else {
-            throw PostgresErrors.unreachable(location, detail: "the transaction was lost")
+        guard transaction.isUsable(connectionClosed: link.open == nil) else {
+            throw PostgresErrors.unreachable(link.location, detail: "the transaction was lost")
         }
     }
 
     func translate(_ error: any Error) -> any Error {
-        PostgresErrors.translate(error, location: location)
+        PostgresErrors.translate(error, location: link.location)
     }
 
     // MARK: Preferences and the change log, sent before COMMIT
@@ -486,12 +445,13 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         }
     }
 
-    /// Runs `query` and waits for its rows.
+    /// Runs `query` and waits for its rows: on the open connection, or on a new one unless a
+    /// transaction was open — the rest of it would run outside one, on the new connection.
+    /// `commits` marks the statement that commits the batch.
     @discardableResult
-    private func run(_ query: PostgresQuery) throws -> [PostgresRow] {
-        let connection = try connected()
+    private func run(_ query: PostgresQuery, commits: Bool = false) throws -> [PostgresRow] {
         do {
-            return try connection.query(query, logger: logger).rows
+            return try link.run(query, mayConnect: { transaction.needsConnection() }, handingOver: { if commits { commitHandedOver = true } })
         } catch {
             // Inside a request's savepoint, rolling back to it keeps the transaction; outside a
             // transaction a failed statement leaves nothing behind.
@@ -504,35 +464,14 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     /// ``transaction``.
     private func send(_ statements: [WriterTransaction.Statement]) throws {
         for statement in statements {
-            try run(PostgresQuery(unsafeSQL: statement.rawValue))
+            try run(PostgresQuery(unsafeSQL: statement.rawValue), commits: statement == .commit)
             transaction.sent(statement)
         }
-    }
-
-    /// The connection, made anew if there is none or it has closed — but never inside a
-    /// transaction: the rest of it would run outside one, on the new connection.
-    private func connected() throws -> WatchedConnection {
-        if let connection, !connection.isClosed { return connection }
-        guard transaction.needsConnection() else {
-            throw PostgresErrors.unreachable(location, detail: "the connection was lost during the transaction")
-        }
-        let made = WatchedConnection(
-            try PostgresConnection.connect(
-                on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration, id: 0, logger: logger
-            ).wait())
-        connection = made
-        return made
-    }
-
-    private func isConnectionFailure(_ error: any Error) -> Bool {
-        (PostgresErrors.translate(error, location: location) as? PrefsError)?.code == .unavailable
     }
 
     /// Closes the connection (the next statement makes a new one).
     func close() {
         transaction.connectionClosed()
-        guard let connection else { return }
-        self.connection = nil
-        connection.close()
+        link.close()
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Logging
 import NIOCore
 import PostgresNIO
@@ -12,16 +11,23 @@ import Synchronization
 /// as long as it lasts, so rather than a watch per statement — a timer set and cancelled on the
 /// event loop, two wake-ups of its thread for each round trip — one callback on the connection's
 /// closing, made with it, ends the wait under way; and a statement sent once the connection had
-/// closed ends at once.
+/// closed ends at once, never handed over.
 final class WatchedConnection: Sendable {
     let connection: PostgresConnection
     /// What ends the wait under way, if any.
-    private let waiting = Mutex<Answer?>(nil)
+    private let waiting = Mutex<ThreadWait<PostgresQueryResult>?>(nil)
+    /// Whether the writer closed the connection itself (else its closing is logged).
+    private let closing = Atomic<Bool>(false)
 
-    init(_ connection: PostgresConnection) {
+    /// Watches `connection`; `logger` reports its closing unless ``close()`` closed it.
+    init(_ connection: PostgresConnection, logger: Logger) {
         self.connection = connection
         connection.closeFuture.whenComplete { [weak self] _ in
-            self?.waiting.withLock { $0 }?.end(.failure(ChannelError.ioOnClosedChannel))
+            guard let self else { return }
+            self.waiting.withLock { $0 }?.end(.failure(ChannelError.ioOnClosedChannel))
+            if !self.closing.load(ordering: .relaxed) {
+                logger.warning("The writer's connection to PostgreSQL closed; the next write connects again.")
+            }
         }
     }
 
@@ -29,42 +35,38 @@ final class WatchedConnection: Sendable {
     var isClosed: Bool { connection.isClosed }
 
     /// Runs `query` and waits for its answer; throws `ChannelError.ioOnClosedChannel` if the
-    /// connection closes first. Never on an event loop.
-    func query(_ query: PostgresQuery, logger: Logger) throws -> PostgresQueryResult {
-        let answer = Answer()
+    /// connection closes first — as it does once `alarm` rings, if it rings first: a statement
+    /// left unanswered may still hold locks on the server, and ends with its session. Calls
+    /// `handingOver` just before the statement is handed to the driver: a statement for a
+    /// connection that had closed is never handed over, so it cannot have reached the server.
+    /// Never on an event loop.
+    func query(_ query: PostgresQuery, logger: Logger, until alarm: ClockAlarm? = nil, handingOver: () -> Void = {}) throws
+        -> PostgresQueryResult
+    {
+        guard !connection.isClosed else { throw ChannelError.ioOnClosedChannel }
+        let answer = ThreadWait<PostgresQueryResult>()
         waiting.withLock { $0 = answer }
         defer { waiting.withLock { $0 = nil } }
+        alarm?.set { [self] in closeSoon() }
+        defer { alarm?.clear() }
+        handingOver()
         connection.query(query, logger: logger).whenComplete(answer.end)
         // Closed before the wait was set: the closing's callback found none to end.
         if connection.isClosed { answer.end(.failure(ChannelError.ioOnClosedChannel)) }
-        return try answer.wait()
+        return try answer.outcomeOnceEnded()
+    }
+
+    /// Starts closing the connection, which ends the wait under way.
+    private func closeSoon() {
+        closing.store(true, ordering: .relaxed)
+        let _: EventLoopFuture<Void> = connection.close()
     }
 
     /// Closes the connection, and waits until it has.
     func close() {
-        _ = try? connection.close().wait()
-    }
-
-    /// One statement's answer: from the driver, or from the connection's closing — whichever
-    /// comes first.
-    final class Answer: Sendable {
-        private let outcome = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
-        private let ended = DispatchSemaphore(value: 0)
-
-        /// Ends the wait with `result`, unless it has ended.
-        @Sendable func end(_ result: Result<PostgresQueryResult, any Error>) {
-            let first = outcome.withLock { outcome in
-                guard outcome == nil else { return false }
-                outcome = result
-                return true
-            }
-            if first { ended.signal() }
-        }
-
-        /// Waits for the outcome.
-        func wait() throws -> PostgresQueryResult {
-            ended.wait()
-            return try outcome.withLock { $0! }.get()
-        }
+        let closed = ThreadWait<Void>()
+        closing.store(true, ordering: .relaxed)
+        connection.close().whenComplete(closed.end)
+        _ = try? closed.outcomeOnceEnded()
     }
 }
