@@ -237,6 +237,8 @@ let package = Package(
             name: "PrefsKitMacrosTests",
             dependencies: [
                 "PrefsKitMacros",
+                // The key-name rule is held to PrefsKit's.
+                "PrefsKit",
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftParser", package: "swift-syntax"),
