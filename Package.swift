@@ -219,7 +219,10 @@ let package = Package(
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
 
