@@ -219,7 +219,10 @@ let package = Package(
         // The benchmark behind Scripts/bench.sh.
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -237,6 +240,8 @@ let package = Package(
             name: "PrefsKitMacrosTests",
             dependencies: [
                 "PrefsKitMacros",
+                // The key-name rule is held to PrefsKit's.
+                "PrefsKit",
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftParser", package: "swift-syntax"),

@@ -1,13 +1,13 @@
 @testable import PrefsEngine
 import PrefsKit
 
-/// Runs `body` with an engine over `storage` whose short waits `clock` measures, and closes the
-/// engine afterwards, whether `body` threw or not.
+/// Runs `body` with an engine over `storage`, configured as `configuration`, whose short waits
+/// `clock` measures, and closes the engine afterwards, whether `body` threw or not.
 func withEngine<T>(
-    on storage: SharedMemoryStorage, clock: ManualClock = ManualClock(),
+    on storage: SharedMemoryStorage, configuration: StoreConfiguration = StoreConfiguration(), clock: ManualClock = ManualClock(),
     _ body: (PrefsEngine<SharedMemoryStorage>) async throws -> T
 ) async throws -> T {
-    let engine = try PrefsEngine(storage: storage, configuration: StoreConfiguration(), clock: clock)
+    let engine = try PrefsEngine(storage: storage, configuration: configuration, clock: clock)
     do {
         let result = try await body(engine)
         await engine.close()

@@ -8,8 +8,8 @@ import Synchronization
 /// committed meanwhile — which the test makes happen, exactly when it wants (``othersCommit(_:)``,
 /// ``atNextOptimisticCommit(othersCommit:)``, ``deadlockNextCommits(_:)``).
 ///
-/// It keeps preference rows and the change log only: drafts and blobs are not written (tests of
-/// them run on SQLite and PostgreSQL). Its writer runs on a queue of its own, which a test may
+/// It keeps preference rows, tokens and the change log only: locks, schemas, drafts and blobs are
+/// not written (tests of them run on SQLite and PostgreSQL). Its writer runs on a queue of its own, which a test may
 /// hold (``holdWriter()``) to let requests gather into one batch.
 final class SharedMemoryStorage: PrefsStorage {
     /// What the database holds, and what the test asked of it.
@@ -20,6 +20,11 @@ final class SharedMemoryStorage: PrefsStorage {
         var log: [LoggedChange] = []
         /// The newest revision committed, by anyone.
         var newestRevision: Revision = 0
+        /// The oldest revision the change log holds in full: compaction drops the rows before it
+        /// but those that set a value stored now.
+        var oldestRevision: Revision = 1
+        /// Named tokens, by name.
+        var tokens: [String: StoredToken] = [:]
         /// Outcomes of idempotent requests, by key.
         var outcomes: [String: StoredOutcome] = [:]
         /// Every batch's attempts, in order: whether each was optimistic.
@@ -61,7 +66,8 @@ final class SharedMemoryStorage: PrefsStorage {
     func loadSnapshot() throws -> StorageSnapshot {
         database.withLock { database in
             StorageSnapshot(
-                keys: database.values.mapValues { KeyState(values: $0) }, newestRevision: database.newestRevision, oldestRevision: 1)
+                keys: database.values.mapValues { KeyState(values: $0) }, newestRevision: database.newestRevision,
+                oldestRevision: database.oldestRevision, tokens: Array(database.tokens.values))
         }
     }
 
@@ -87,7 +93,7 @@ final class SharedMemoryStorage: PrefsStorage {
         return database.withLock { database in
             ChangeLogPage(
                 changes: Array(database.log.filter { $0.event.revision > revision && $0.event.revision <= through }.prefix(limit)),
-                oldestRevision: 1)
+                oldestRevision: database.oldestRevision)
         }
     }
 
@@ -101,11 +107,14 @@ final class SharedMemoryStorage: PrefsStorage {
                     && (filter.scopes.map { scopes in event.scope.map(scopes.contains) ?? true } ?? true)
                     && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
             }
-            return ChangeLogPage(changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: 1)
+            return ChangeLogPage(
+                changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: database.oldestRevision)
         }
     }
 
-    func tokens() async throws -> [StoredToken] { [] }
+    func tokens() async throws -> [StoredToken] {
+        database.withLock { Array($0.tokens.values) }
+    }
 
     func recordTokenUse(_ lastUsed: [String: Double]) async throws {}
 

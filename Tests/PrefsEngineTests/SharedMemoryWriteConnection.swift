@@ -16,9 +16,11 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
         case value(key: String, scope: ScopePath, StoredValue?)
         case change(LoggedChange)
         case outcome(StoredOutcome)
+        case token(name: String, StoredToken?)
+        case compaction(keepingFrom: Revision)
     }
 
-    /// Why the fake refuses a call: it keeps no drafts or blobs.
+    /// Why the fake refuses a call: it keeps no locks, schemas, drafts or blobs.
     struct Unsupported: Error {}
 
     private let storage: SharedMemoryStorage
@@ -72,6 +74,12 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                 case .outcome(var outcome):
                     outcome.shift = shift
                     database.outcomes[outcome.key] = outcome
+                case .token(let name, let token):
+                    database.tokens[name] = token
+                case .compaction(let oldest):
+                    let stored = Set(database.values.values.flatMap { $0.values.map(\.revision) })
+                    database.log.removeAll { $0.event.revision < oldest && !stored.contains($0.event.revision) }
+                    database.oldestRevision = oldest
                 }
             }
             database.newestRevision = max(database.newestRevision, moved(newestRevision))
@@ -115,8 +123,14 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
 
     func insertLock(key: String, scope: ScopePath, revision: Revision) throws { throw Unsupported() }
     func deleteLock(key: String, scope: ScopePath) throws { throw Unsupported() }
-    func insertToken(_ token: StoredToken) throws { throw Unsupported() }
-    func deleteToken(named name: String) throws { throw Unsupported() }
+    func insertToken(_ token: StoredToken) throws {
+        pending.append(.token(name: token.name, token))
+    }
+
+    func deleteToken(named name: String) throws {
+        pending.append(.token(name: name, nil))
+    }
+
     func upsertSchema(key: String, schema: PreferenceSchema, revision: Revision) throws { throw Unsupported() }
 
     // MARK: Change log
@@ -125,7 +139,9 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
         pending.append(.change(change))
     }
 
-    func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {}
+    func compactChangeLog(keepingFrom oldestRevision: Revision, newestRevision: Revision) throws {
+        pending.append(.compaction(keepingFrom: oldestRevision))
+    }
 
     func firstRevision(committedSince time: Double) throws -> Revision? { nil }
 

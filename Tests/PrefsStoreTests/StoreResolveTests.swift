@@ -174,7 +174,19 @@ struct StoreResolveTests {
             #expect(status.counts.locks == 1)
             #expect(status.counts.schemas == 1)
             #expect(status.counts.watchers == 0)
-            #expect(status.uptimeSeconds >= 0)
+        }
+    }
+
+    @Test("status's uptime counts the seconds since the store opened")
+    func uptime() async throws {
+        let opening = ContinuousClock.now
+        try await withStore(makeStore()) { store in
+            #expect(try await Duration.seconds(store.status().uptimeSeconds) <= ContinuousClock.now - opening)
+            // It grows with real time: the wait ends once a whole second is counted.
+            try await waitUntil("the uptime reaches a second", timeout: .seconds(30)) {
+                try await store.status().uptimeSeconds >= 1
+            }
+            #expect(try await Duration.seconds(store.status().uptimeSeconds) <= ContinuousClock.now - opening)
         }
     }
 }

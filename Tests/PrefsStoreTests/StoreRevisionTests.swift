@@ -41,11 +41,18 @@ struct StoreRevisionTests {
     func noGaps() async throws {
         try await withStore(makeStore()) { store in
             try await store.set("a", to: 1)  // 1
-            _ = try? await store.set("a", to: .null)
-            _ = try? await store.unlock("a", scope: .root)
-            _ = try? await store.apply(PreferenceBatch(operations: [.set("b", 1), .set("c", .null)]))
-            _ = try? await store.register(schemas: ["a": PreferenceSchema(type: .string)])
-            try await store.reset("a", scope: "/nothing/here", recursive: true)
+            let refusals = [
+                await #expect(throws: PrefsError.self) { try await store.set("a", to: .null) },
+                await #expect(throws: PrefsError.self) {
+                    try await store.apply(PreferenceBatch(operations: [.set("b", 1), .set("c", .null)]))
+                },
+                await #expect(throws: PrefsError.self) {
+                    try await store.register(schemas: ["a": PreferenceSchema(type: .string)])
+                },
+            ]
+            #expect(refusals.map { $0?.code } == [.invalidValue, .invalidValue, .invalidSchema])
+            #expect(try await store.unlock("a", scope: .root).removed == 0)
+            #expect(try await store.reset("a", scope: "/nothing/here", recursive: true).removed == 0)
             try await store.lock("a", scope: "/l")  // 2
             try await store.lock("a", scope: "/l")
             try await store.register(schemas: ["s": PreferenceSchema(type: .int)])  // 3

@@ -6,10 +6,6 @@ import Testing
 /// README's Swift sections are example programs cut in pieces, each followed by what it prints:
 /// both hold, against an embedded store and against a daemon.
 @Suite(.timeLimit(.minutes(5))) struct ReadmeSwiftTests {
-    /// The checkout: this file is `Tests/IntegrationTests/ReadmeSwiftTests.swift` in it.
-    static let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     /// A README section and the example program it is.
     enum Section: String, CaseIterable, Sendable {
         case swift = "Swift"
@@ -34,7 +30,7 @@ import Testing
 
     /// The fenced blocks of `language` in README's `section`, in order.
     static func blocks(_ language: String, in section: Section) throws -> [String] {
-        let readme = try String(contentsOf: checkout.appending(path: "README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Checkout.url("README.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "\n## \(section.rawValue)\n"))
         let text = readme[start.upperBound...]
         let end = text.range(of: "\n## ")?.lowerBound ?? text.endIndex
@@ -57,7 +53,7 @@ import Testing
 
     @Test(arguments: Section.allCases)
     func theSectionIsTheExampleProgram(_ section: Section) throws {
-        let program = try String(contentsOf: Self.checkout.appending(path: section.program), encoding: .utf8)
+        let program = try String(contentsOf: Checkout.url(section.program), encoding: .utf8)
         #expect(try Self.blocks("swift", in: section).joined(separator: "\n\n") + "\n" == program)
     }
 

@@ -10,8 +10,7 @@ import Testing
 /// browser; on CI the test fails, not skips, without it.
 @Suite("The console in a headless browser", .timeLimit(.minutes(5)))
 struct ConsoleBrowserTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Scripts/console-test.py").path
+    static let script = Checkout.url("Scripts/console-test.py").path
 
     /// Whether the browser and its driver are installed, as `.ci/run` installs them.
     static let browserIsThere = ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy(FileManager.default.isExecutableFile(atPath:))

@@ -27,8 +27,7 @@ struct LostCommitTests {
         /// A proxy to the server of `url`.
         init(to url: String) async throws {
             let components = URLComponents(string: url)!
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appending(path: "Scripts/commit-cut-proxy.py").path
+            let script = Checkout.url("Scripts/commit-cut-proxy.py").path
             let (stdin, stdout) = (Pipe(), Pipe())
             process = try ChildProcess(
                 "/usr/bin/python3", [script, "--target", "\(components.host!):\(components.port!)"],

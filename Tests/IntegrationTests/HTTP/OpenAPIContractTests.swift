@@ -11,13 +11,8 @@ import Testing
 /// too: every route the server implements (``implementedRoutes``) must be in the document, and the
 /// document names no other.
 @Suite struct OpenAPIContractTests {
-    /// `openapi.yaml` at the package root: three levels up from this file
-    /// (`Tests/IntegrationTests/OpenAPIContractTests.swift`).
-    static let documentURL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // IntegrationTests/
-        .deletingLastPathComponent()  // Tests/
-        .deletingLastPathComponent()  // the package root
-        .appending(path: "openapi.yaml")
+    /// `openapi.yaml` at the package root.
+    static let documentURL = Checkout.url("openapi.yaml")
 
     /// Every endpoint of the HTTP API, as the server declares it (PrefsServer's Endpoints/); path
     /// parameters are named as the endpoints name them (a draft's id is

@@ -16,8 +16,7 @@ struct OFREPTests {
     /// and fail if it is missing).
     static let sdkIsThere = python != nil || ProcessInfo.processInfo.environment["CI"] == "true"
 
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Scripts/ofrep-sdk-check.py").path
+    static let script = Checkout.url("Scripts/ofrep-sdk-check.py").path
 
     /// The daemon the SDK reads: OFREP's contexts as tenants and users, one override.
     static func daemon(postgresURL: String? = nil) async throws -> (Daemon, UInt16) {

@@ -6,9 +6,8 @@ import Testing
 /// to the checksum `Migrations/SHA256SUMS` lists for it, and every file is listed. A new schema
 /// change is a new file, whose line is added to the list.
 @Suite struct MigrationChecksumTests {
-    /// `Migrations/` at the package root, three levels up from this file.
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Migrations")
+    /// `Migrations/` at the package root.
+    static let folder = Checkout.url("Migrations")
 
     @Test func everyMigrationHasTheChecksumItShippedWith() async throws {
         let listed = try String(contentsOf: Self.folder.appending(path: "SHA256SUMS"), encoding: .utf8)

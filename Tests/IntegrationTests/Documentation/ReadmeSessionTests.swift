@@ -17,12 +17,8 @@ import Testing
 /// eight hex digits a table shows of one — are numbered in order of first appearance (the same
 /// id twice must be the same id twice), and local times (`2026-11-21 14:25`) are all one.
 @Suite struct ReadmeSessionTests {
-    /// README.md at the package root: three levels up from this file.
-    static let readmeURL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // IntegrationTests/
-        .deletingLastPathComponent()  // Tests/
-        .deletingLastPathComponent()  // the package root
-        .appending(path: "README.md")
+    /// README.md at the package root.
+    static let readmeURL = Checkout.url("README.md")
 
     /// One `$ ` command of a session: the line, what it prints, how it exits.
     struct Step: Sendable, CustomStringConvertible {

@@ -8,9 +8,6 @@ import Testing
 /// this: they are inside the package.
 @Suite("The public API, from outside the package")
 struct PublicAPITests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     /// Type-checks `files` as a module of an app that imports prefsd's libraries.
     static func typecheck(_ files: [String]) async throws -> CommandResult {
         let built = CommandResult.binaries
@@ -20,7 +17,7 @@ struct PublicAPITests {
         let moduleMaps = [
             checkouts.appending(path: "GRDB.swift/Sources/GRDBSQLite/module.modulemap"),
             checkouts.appending(path: "swift-system/Sources/CSystem/include/module.modulemap"),
-            repository.appending(path: "Sources/SQLiteSettings/module.modulemap"),
+            Checkout.url("Sources/SQLiteSettings/module.modulemap"),
         ]
         var arguments = ["swiftc", "-typecheck", "-module-name", "App", "-I", built.appending(path: "Modules").path]
         for map in moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"] }
@@ -32,7 +29,7 @@ struct PublicAPITests {
         "ReadmeExample", "ComposeExample", "ConfigExample",
     ])
     func examplesBuildOutside(example: String) async throws {
-        let result = try await Self.typecheck([Self.repository.appending(path: "Examples/\(example)/main.swift").path])
+        let result = try await Self.typecheck([Checkout.url("Examples/\(example)/main.swift").path])
         #expect(result.status == 0, "\(result.stderr)")
     }
 

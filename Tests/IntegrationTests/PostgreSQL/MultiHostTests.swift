@@ -441,13 +441,14 @@ struct MultiHostTests {
             #expect(cached.value == .string(acknowledged.last { $0.key == "multi.k0" && $0.scope == .root }!.value))
 
             try await server.resume()
-            // The first writes after the restart may still meet a connection the server dropped.
-            for attempt in 0..<50 {
-                if let more = try? await Self.write(15, through: hosts[0].client, label: "after\(attempt)") {
-                    acknowledged += more
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(100))
+            // The first writes after the restart may still meet a connection the server dropped;
+            // some must go through.
+            var attempt = 0
+            try await waitUntil("writes go through after the restart", timeout: .seconds(10), interval: .milliseconds(100)) {
+                attempt += 1
+                guard let more = try? await Self.write(15, through: hosts[0].client, label: "after\(attempt)") else { return false }
+                acknowledged += more
+                return true
             }
             acknowledged += try await Self.write(15, through: hosts[1].client, label: "other")
             try await watches.check(against: acknowledged.sorted { $0.revision < $1.revision }, host: 1)

@@ -1,0 +1,28 @@
+import ArgumentParser
+
+/// The sections of the benchmark, as `--only` names them.
+enum Section: String, CaseIterable, ExpressibleByArgument {
+    case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads
+    case writeLoad = "write-load"
+    case readLoad = "read-load"
+
+    /// The sections of a full run, in the table's order: all but the loads for a profiler.
+    static let fullRun: [Section] = allCases.filter { $0 != .writeLoad && $0 != .readLoad }
+
+    /// What measures the section.
+    var measurement: any BenchSection.Type {
+        switch self {
+        case .writes: WritesSection.self
+        case .history: HistorySection.self
+        case .watchers: WatchersSection.self
+        case .cli: CLISection.self
+        case .coldstart: ColdStartSection.self
+        case .attachments: AttachmentsSection.self
+        case .postgres: PostgresSection.self
+        case .tokens: TokensSection.self
+        case .ofrep: OFREPSection.self
+        case .reads: ReadsSection.self
+        case .writeLoad, .readLoad: ProfiledLoad.self
+        }
+    }
+}

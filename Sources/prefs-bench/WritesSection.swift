@@ -1,0 +1,139 @@
+import PrefsEngine
+
+/// Writes against raw SQLite, 1 and 64 clients, durability full; GETs and SETs against redis on
+/// a Unix socket, with CPU per request; what an Idempotency-Key and a recorded author cost a
+/// write; and the latency from a write to a watcher's event.
+enum WritesSection: BenchSection {
+    static func measure(_ bench: PrefsBench, into table: inout ResultTable) async throws {
+        let daemon = try BenchDaemon(prefsd: bench.prefsdURL)
+        let quick = bench.quick
+        // Rates that are compared are measured in turns, three times each (medians): one run of
+        // each, seconds apart, compared this VM's drift as much as the code.
+        let rates = try Load.interleavedMedians(rounds: bench.rounds, [
+            { try RawSQLite.upsertsPerSecond(count: bench.writes, durability: .full) },
+            { try Load.writesPerSecond(daemon, clients: 1, writesPerClient: bench.writes) },
+            { try Load.writesPerSecond(daemon, clients: 64, writesPerClient: quick ? 20 : 500) },
+        ])
+        let (rawFull, single, concurrent) = (rates[0], rates[1], rates[2])
+        table.add("writes/s, 1 client, full", single, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 3000/s (3× etcd ~1000/s), ≥ dconf ~630/s")
+        table.add("writes/s, 64 clients, full", concurrent, baseline: ("1 client", single), target: "≥ 10× 1 client")
+        table.add("writes/s, 64 clients, full", concurrent, baseline: ("raw SQLite FULL txn/s", rawFull), target: "≥ 5× raw (group commit)")
+
+        // MARK: GET and SET against redis on a Unix socket, with CPU per request
+        let redis = try BenchRedis.start()
+        let perConnection = quick ? 500 : 3000
+        try daemon.connection().request("PUT", "/v1/prefs/bench.read", body: "42")
+        if let redis { try RedisConnection(socketPath: redis.socketPath).command("SET", "bench.read", "42") }
+        let unmeasured = "redis-server not installed"
+        // Let the write's checkpoint pass, so that the reads' CPU is the reads' own.
+        try await BenchDaemon.pastCheckpoint()
+        for connections in [1, 16] {
+            // At least 10 000 reads per run, so that one run lasts long enough to measure.
+            let requests = max(perConnection, (quick ? 2000 : 10_000) / connections)
+            let (gets, redisGets) = try againstRedis(
+                daemon, redis, rounds: bench.rounds, requests: connections * requests,
+                { try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests) },
+                redisRequests: connections * requests,
+                { redis in try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false) })
+            let plural = connections == 1 ? "connection" : "connections"
+            table.add(
+                "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
+                target: redis == nil ? unmeasured : connections == 16 ? "≥ 0.9×" : "-")
+            table.add(
+                "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
+                target: redis == nil ? unmeasured : connections == 16 ? "≤ 1.4×" : "-")
+        }
+        // Writes as clients send them — each with an Idempotency-Key, a User-Agent and a
+        // Prefs-Reason, its author recorded — against redis's SETs.
+        let writers = 16
+        let writesPerWriter = quick ? 200 : 1000
+        let (sets, redisSets) = try againstRedis(
+            daemon, redis, rounds: bench.rounds, requests: writers * writesPerWriter,
+            {
+                try Load.writesPerSecond(
+                    daemon, clients: writers, writesPerClient: writesPerWriter, idempotent: true, attributed: true)
+            },
+            redisRequests: writers * perConnection,
+            { redis in try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true) })
+        table.add(
+            "writes/s, 16 connections, full, keyed and attributed", sets.rate,
+            baseline: redisSets.map { ("redis SET/s, no persistence", $0.rate) }, target: "-")
+        table.add(
+            "daemon CPU µs per write, 16 connections, keyed and attributed", sets.cpu,
+            baseline: redisSets.map { ("redis µs per SET", $0.cpu) }, target: redis == nil ? "≤ 25 µs" : "≤ 25 µs, ≤ 5×")
+        redis?.stop()
+
+        // MARK: A write with an Idempotency-Key against one without, in turns (medians)
+        let keyedWrites = quick ? 50 : 300
+        let keyed = try Load.interleavedMedians(
+            rounds: bench.rounds,
+            [false, true].map { idempotent in
+                {
+                    try metered(daemon.meter, requests: writers * keyedWrites) {
+                        try Load.writesPerSecond(daemon, clients: writers, writesPerClient: keyedWrites, idempotent: idempotent)
+                    }.cpu
+                }
+            })
+        table.add(
+            "daemon CPU µs per write with Idempotency-Key, 16 connections", keyed[1], baseline: ("without", keyed[0]),
+            target: "≤ 1.05×")
+        // What the key's stored outcome costs the storage alone: the least a key can add to a write.
+        table.add(
+            "CPU µs per stored outcome, the storage alone, batches of 16", try OutcomeRowCost.microsecondsPerRow(batches: quick ? 100 : 500),
+            baseline: ("daemon µs per write without a key", keyed[0]), target: "- (≤ 0.05× for the key's ≤ 1.05×)")
+
+        // MARK: A write whose author and reason are recorded against the same write to a daemon
+        // that records none (prefsd --no-authors), in turns (medians): both with an
+        // Idempotency-Key, a User-Agent and a Prefs-Reason, as clients send them.
+        let anonymous = try BenchDaemon(prefsd: bench.prefsdURL, arguments: ["--no-authors"])
+        let authored = try Load.interleavedMedians(
+            rounds: bench.rounds,
+            [anonymous, daemon].map { target in
+                {
+                    try metered(target.meter, requests: writers * keyedWrites) {
+                        try Load.writesPerSecond(
+                            target, clients: writers, writesPerClient: keyedWrites, idempotent: true, attributed: true)
+                    }.cpu
+                }
+            })
+        anonymous.stop()
+        table.add(
+            "daemon CPU µs per write, author and reason recorded, 16 connections", authored[1],
+            baseline: ("--no-authors", authored[0]), target: "≤ 1.05×")
+
+        // MARK: Write → watcher event latency
+        let latency = try Load.watchLatency(daemon, samples: quick ? 200 : 1000)
+        table.add("write→event p50, ms", latency.p50 * 1000, baseline: nil, target: "≤ 0.5 ms")
+        table.add("write→event p99, ms", latency.p99 * 1000, baseline: nil, target: "≤ 0.5 ms")
+        daemon.stop()
+    }
+
+    /// `load`'s rate and the CPU µs it cost `meter`'s process per request.
+    private static func metered(_ meter: ProcessMeter, requests: Int, _ load: () throws -> Double) rethrows -> (rate: Double, cpu: Double) {
+        let before = meter.cpuSeconds
+        let rate = try load()
+        return (rate, (meter.cpuSeconds - before) / Double(requests) * 1e6)
+    }
+
+    /// `load` on `daemon` and `redisLoad` on `redis`, in turns, `rounds` times each (medians):
+    /// each one's rate and CPU µs per request (redis's nil without redis).
+    private static func againstRedis(
+        _ daemon: BenchDaemon, _ redis: BenchRedis?, rounds: Int, requests: Int, _ load: @escaping () throws -> Double,
+        redisRequests: Int, _ redisLoad: @escaping (BenchRedis) throws -> Double
+    ) throws -> (daemon: (rate: Double, cpu: Double), redis: (rate: Double, cpu: Double)?) {
+        var measurements: [() throws -> [Double]] = [
+            {
+                let measured = try metered(daemon.meter, requests: requests, load)
+                return [measured.rate, measured.cpu]
+            }
+        ]
+        if let redis {
+            measurements.append {
+                let measured = try metered(redis.meter, requests: redisRequests) { try redisLoad(redis) }
+                return [measured.rate, measured.cpu]
+            }
+        }
+        let medians = try Load.interleavedMedians(rounds: rounds, measurements)
+        return ((medians[0][0], medians[0][1]), medians.count > 1 ? (medians[1][0], medians[1][1]) : nil)
+    }
+}
