@@ -6,18 +6,25 @@ import Testing
 /// that a repeat gets that outcome and changes nothing, and the key cannot serve another request.
 @Suite("Engine: idempotent requests")
 struct EngineIdempotencyTests {
-    /// `body`, as the request the server sends under `key`, `fingerprint` standing for its method,
-    /// target and body. (The one place these tests say how a request's key reaches the engine.)
-    private static func request<T>(_ key: String, _ fingerprint: String, _ body: () async throws -> T) async throws -> T {
-        try await IdempotentRequest.$current.withValue(try IdempotentRequest(key: key, fingerprint: fingerprint), operation: body)
+    /// The context of a request the server sends under `key`, `fingerprint` standing for its
+    /// method, target and body.
+    private static func keyed(_ key: String, _ fingerprint: String) throws -> WriteContext {
+        WriteContext(idempotency: try IdempotentRequest(key: key, fingerprint: fingerprint))
+    }
+
+    /// Sets `a` to `value` in `context`, `ifRevision` the key's revision.
+    private static func setA(
+        _ engine: PrefsEngine<SharedMemoryStorage>, _ value: JSONValue, ifRevision: Revision? = nil, _ context: WriteContext
+    ) async throws -> WriteResult {
+        try await engine.set(KeyName("a"), to: value, scope: .root, ifRevision: ifRevision, context: context)
     }
 
     @Test("A repeat answers the first outcome and changes nothing, though the key has changed since")
     func repeatAnswersTheFirstOutcome() async throws {
         try await withEngine(on: SharedMemoryStorage()) { engine in
-            let first = try await Self.request("key-1", "PUT a=1") { try await engine.set("a", to: 1) }
+            let first = try await Self.setA(engine, 1, Self.keyed("key-1", "PUT a=1"))
             try await engine.set("a", to: 5)
-            let repeated = try await Self.request("key-1", "PUT a=1") { try await engine.set("a", to: 1) }
+            let repeated = try await Self.setA(engine, 1, Self.keyed("key-1", "PUT a=1"))
             #expect(repeated == first)
             #expect(try await engine.resolve("a").value == 5)
             #expect(try await engine.status().revision == 2)
@@ -28,11 +35,11 @@ struct EngineIdempotencyTests {
     func repeatOfARefusal() async throws {
         try await withEngine(on: SharedMemoryStorage()) { engine in
             try await engine.set("a", to: 1)
-            let conditional = { try await engine.set("a", to: 2, scope: .root, ifRevision: 2) }
-            let first = await #expect(throws: PrefsError.self) { try await Self.request("key-1", "PUT a if 2", conditional) }
+            let conditional = { try await Self.setA(engine, 2, ifRevision: 2, Self.keyed("key-1", "PUT a if 2")) }
+            let first = await #expect(throws: PrefsError.self) { try await conditional() }
             #expect(first?.code == .staleRevision)
             try await engine.set("a", to: 3)  // revision 2: the condition holds now
-            let repeated = await #expect(throws: PrefsError.self) { try await Self.request("key-1", "PUT a if 2", conditional) }
+            let repeated = await #expect(throws: PrefsError.self) { try await conditional() }
             #expect(repeated?.code == .staleRevision)
             #expect(try await engine.resolve("a").value == 3)
         }
@@ -41,10 +48,8 @@ struct EngineIdempotencyTests {
     @Test("The same key with another request is refused, and changes nothing")
     func keyReused() async throws {
         try await withEngine(on: SharedMemoryStorage()) { engine in
-            _ = try await Self.request("key-1", "PUT a=1") { try await engine.set("a", to: 1) }
-            let reused = await #expect(throws: PrefsError.self) {
-                try await Self.request("key-1", "PUT a=2") { try await engine.set("a", to: 2) }
-            }
+            _ = try await Self.setA(engine, 1, Self.keyed("key-1", "PUT a=1"))
+            let reused = await #expect(throws: PrefsError.self) { try await Self.setA(engine, 2, Self.keyed("key-1", "PUT a=2")) }
             #expect(reused?.code == .idempotencyKeyReused)
             #expect(try await engine.resolve("a").value == 1)
             #expect(try await engine.status().revision == 1)
@@ -54,11 +59,9 @@ struct EngineIdempotencyTests {
     @Test("A token's creation is not answered again: its secret was in the lost answer only")
     func tokenCreationRepeated() async throws {
         try await withEngine(on: SharedMemoryStorage()) { engine in
-            let created = try await Self.request("key-1", "POST ci") {
-                try await engine.createToken(named: "ci", role: .reader, scope: .root)
-            }
+            let created = try await engine.createToken(named: "ci", role: .reader, scope: .root, context: Self.keyed("key-1", "POST ci"))
             let repeated = await #expect(throws: PrefsError.self) {
-                try await Self.request("key-1", "POST ci") { try await engine.createToken(named: "ci", role: .reader, scope: .root) }
+                try await engine.createToken(named: "ci", role: .reader, scope: .root, context: Self.keyed("key-1", "POST ci"))
             }
             #expect(repeated?.code == .conflict)
             #expect(repeated?.message.contains("at revision \(created.revision)") == true)
