@@ -252,7 +252,7 @@ let package = Package(
         ),
         // The engine alone, over an in-memory storage that other writers share and a clock the
         // tests move: the multi-writer logic without PostgreSQL.
-        .testTarget(name: "PrefsEngineTests", dependencies: ["PrefsKit", "PrefsEngine"], swiftSettings: swiftSettings),
+        .testTarget(name: "PrefsEngineTests", dependencies: ["PrefsKit", "PrefsEngine", "TestHarness"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsStoreTests",
             dependencies: [

@@ -1,5 +1,6 @@
 @testable import PrefsEngine
 import PrefsKit
+import TestHarness
 import Testing
 
 /// How the engine takes in another writer's commit it is notified of: at once when its writer is

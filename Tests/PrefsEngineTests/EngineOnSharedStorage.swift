@@ -1,5 +1,6 @@
 @testable import PrefsEngine
 import PrefsKit
+import TestHarness
 
 /// Runs `body` with an engine over `storage`, configured as `configuration`, whose short waits
 /// `clock` measures, and closes the engine afterwards, whether `body` threw or not.

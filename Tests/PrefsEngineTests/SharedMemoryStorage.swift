@@ -2,6 +2,7 @@ import Foundation
 import PrefsEngine
 import PrefsKit
 import Synchronization
+import TestHarness
 
 /// A database in memory that other writers share, as hosts share a PostgreSQL database: the
 /// engine's writer runs its batches optimistically and commits them after whatever "other hosts"

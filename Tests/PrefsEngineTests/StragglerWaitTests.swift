@@ -1,5 +1,6 @@
 @testable import PrefsEngine
 import PrefsKit
+import TestHarness
 import Testing
 
 /// The writer's wait for stragglers while other writers commit too: after a batch that was

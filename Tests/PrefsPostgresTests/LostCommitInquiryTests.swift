@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import PrefsKit
 @testable import PrefsPostgres
+import TestHarness
 import Testing
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ struct LostCommitInquiryTests {
 
     @Test("A thread waiting for an alarm is woken when the clock is moved to it, not before")
     func anAlarmRingsWhenTheClockGetsThere() async throws {
-        let clock = HandMovedClock()
+        let clock = ManualClock()
         let alarm = ClockAlarm(clock: clock, at: clock.now.advanced(by: .seconds(30)))
         let woken = try await withCheckedThrowingContinuation { (woken: CheckedContinuation<Bool, any Error>) in
             Thread {
@@ -72,7 +73,7 @@ struct LostCommitInquiryTests {
     func anUnreachableDatabaseIsOutcomeUnknownAtTheDeadline() async throws {
         let refusing = try RefusingPort()
         let port = refusing.port
-        let clock = HandMovedClock()
+        let clock = ManualClock()
         let deadline = clock.now.advanced(by: .seconds(1))
         let answered = Task {
             try await Self.onThread {

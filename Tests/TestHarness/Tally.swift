@@ -3,7 +3,7 @@ import Synchronization
 /// A count that tests wait on: something the code under test does (a clock read, a writer run, a
 /// change-log read) increments it, and a test suspends until it reaches a number — no sleeping,
 /// no polling.
-final class Tally: Sendable {
+public final class Tally: Sendable {
     private struct State: ~Copyable {
         var count = 0
         var waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -11,11 +11,14 @@ final class Tally: Sendable {
 
     private let state = Mutex(State())
 
+    /// A count at zero.
+    public init() {}
+
     /// The count now.
-    var count: Int { state.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.count } }
 
     /// Adds one, and resumes the waiters whose number it reaches.
-    func increment() {
+    public func increment() {
         let reached = state.withLock { state in
             state.count += 1
             let count = state.count
@@ -27,7 +30,7 @@ final class Tally: Sendable {
     }
 
     /// Returns once the count is at least `target`.
-    func reach(_ target: Int) async {
+    public func reach(_ target: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let reached = state.withLock { state in
                 guard state.count < target else { return true }

@@ -1,21 +1,22 @@
 import Synchronization
 
-/// A clock that stands still until the test moves it, for the writer's waits on the engine's
-/// clock. The engine's tests have their own (`ManualClock`, which counts its reads with the
-/// engine tests' `Tally`); this one also tells a test when a sleep begins, so that it moves the
-/// clock only once the writer waits on it.
-final class HandMovedClock: Clock, Sendable {
-    typealias Duration = Swift.Duration
+/// A clock that stands still until the test moves it (Hummingbird's and swift-nio's tests drive
+/// their timers so): the engine's windows — the writer's 500 µs straggler wait, the 5 ms catch-up
+/// grace, the PostgreSQL writer's lost-commit deadline — end exactly when the test says, whatever
+/// the machine's load. It counts its reads and sleeps, and tells a test when sleeps are under
+/// way, so that it moves the clock only once the code waits on it.
+public final class ManualClock: Clock, Sendable {
+    public typealias Duration = Swift.Duration
 
     /// A moment of the clock: how far it was moved from its start.
-    struct Instant: InstantProtocol {
-        typealias Duration = Swift.Duration
+    public struct Instant: InstantProtocol {
+        public typealias Duration = Swift.Duration
 
-        var offset: Duration
+        public var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     /// A sleep under way: its task waits until the clock reaches `deadline`.
@@ -46,14 +47,27 @@ final class HandMovedClock: Clock, Sendable {
     }
 
     private let state = Mutex(State())
+    /// How many times the time was read: a waiting loop reads it at every turn.
+    public let reads = Tally()
+    /// How many sleeps began.
+    public let sleeps = Tally()
 
-    var now: Instant { state.withLock { $0.now } }
+    /// A clock at its start.
+    public init() {}
 
-    var minimumResolution: Duration { .zero }
+    public var now: Instant {
+        defer { reads.increment() }
+        return state.withLock { $0.now }
+    }
+
+    public var minimumResolution: Duration { .zero }
+
+    /// How far the clock has been moved.
+    public var moved: Duration { state.withLock { $0.now.offset } }
 
     /// Returns once the clock is moved to `deadline` or past it; throws `CancellationError` if the
     /// sleeping task is cancelled first.
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -66,6 +80,7 @@ final class HandMovedClock: Clock, Sendable {
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return (nil, state.wakeWatcher())
                 }
+                sleeps.increment()
                 if let ended { continuation.resume(with: ended) }
                 if let (watcher, first) = watcher { watcher.resume(returning: first) }
             }
@@ -83,7 +98,7 @@ final class HandMovedClock: Clock, Sendable {
 
     /// Waits until `count` sleeps that end by `bound` are under way, and returns when the first of
     /// them ends.
-    func firstEnd(ofSleeps count: Int, endingBy bound: Instant) async -> Instant {
+    public func firstEnd(ofSleeps count: Int, endingBy bound: Instant) async -> Instant {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state in
                 state.watching = (count, bound, continuation)
@@ -94,7 +109,7 @@ final class HandMovedClock: Clock, Sendable {
     }
 
     /// Moves the clock on to `instant`, waking the sleeps that are then over.
-    func advance(to instant: Instant) {
+    public func advance(to instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
             let now = state.now
@@ -105,7 +120,7 @@ final class HandMovedClock: Clock, Sendable {
     }
 
     /// Moves the clock on by `duration`.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         advance(to: now.advanced(by: duration))
     }
 }
