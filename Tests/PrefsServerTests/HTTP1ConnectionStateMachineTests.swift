@@ -100,7 +100,7 @@ import Testing
         let error = HTTPParserError.invalidVersion
         #expect(machine.errorCaught(error) == .refuse(error.refusal))
         #expect(machine.closing)
-        // NIO's decoder repeats itself; Hummingbird answers a second time: both are dropped.
+        // NIO's decoder repeats itself; an answer after the refusal: both are dropped.
         #expect(machine.errorCaught(error) == .ignore)
         #expect(machine.headWritten(mayHaveBody: true, hasContentLength: true, says: Self.none) == .drop)
         #expect(machine.endWritten() == .drop)
