@@ -15,6 +15,8 @@ import PrefsKit
 /// - **HTTP/1.0 has no chunked encoding**: an answer to it of unknown length (a watch) goes
 ///   close-delimited instead — NIO's encoder frames that only under an HTTP/1.0 status line — and
 ///   the connection closes after it.
+/// - **An HTTP/1.0 request with `Transfer-Encoding`** has faulty framing (RFC 9112 §6.1), though
+///   NIO's decoder takes it: it is refused as one NIO cannot parse.
 /// - **A request NIO cannot parse** (a malformed head, a bad chunk size, a body cut short, …) gets
 ///   400 `invalid_request`, and the connection closes after it: what follows on it cannot be
 ///   framed. A body that breaks off fails the endpoint reading it (which answers the 400, and
@@ -35,12 +37,16 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapInboundIn(data) {
         case .head(var head):
             let http10 = head.version.major == 1 && head.version.minor == 0
-            switch state.headReceived(http10: http10, connection: ConnectionOptions(head.headers["connection"])) {
+            let action = state.headReceived(
+                http10: http10, connection: ConnectionOptions(head.headers["connection"]),
+                transferEncoding: head.headers.contains(name: "transfer-encoding"))
+            switch action {
             case .pass: context.fireChannelRead(data)
             case .passClosing:
                 head.headers.replaceOrAdd(name: "Connection", value: "close")
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             case .drop: break
+            case .refuse(let refusal): refuse(with: refusal, context: context)
             }
         case .body:
             if state.bodyReceived() == .pass { context.fireChannelRead(data) }
