@@ -21,8 +21,9 @@ import PrefsKit
 /// fails its reader — 400 `invalid_request` — and the connection closes after the answer. A file
 /// is sent a chunk at a time, each once the one before is written; a watch's events as its feed
 /// has them while the connection takes them, until the feed ends or the client goes, and then the
-/// connection closes. Once no answer is due, the connection closes if the client has closed its
-/// side or the server is stopping.
+/// connection closes. A request that does not persist (its head says `Connection: close`, as
+/// ``HTTP1ConnectionHandler`` makes it) closes the connection after its answer; once no answer is
+/// due, it closes if the client has closed its side or the server is stopping.
 final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
