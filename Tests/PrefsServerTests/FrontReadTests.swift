@@ -3,8 +3,6 @@ import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 import Logging
 import PrefsKit
 import PrefsStore
@@ -40,8 +38,8 @@ struct Serving {
 /// gives the same bytes is checked on a real daemon: `EveryPathAnswersAlikeTests`.)
 @Suite struct FrontReadTests {
     /// A connection's pipeline as the server builds it, behind the raw bytes: the front handler
-    /// (when `front`), NIO's HTTP/1 encoder and decoder, the HTTP/1 connection rules and the HTTP
-    /// types codec. What reaches the end is the router's, and stays unanswered here.
+    /// (when `front`), NIO's HTTP/1 encoder and decoder and the HTTP/1 connection rules. What
+    /// reaches the end is the general path's (``DecodedAnswerHandler``), and stays unanswered here.
     static func channel(
         over store: EmbeddedStore, front: Bool = true, limits: ServerLimits = ServerLimits(), serving: Serving? = nil
     ) throws -> EmbeddedChannel {
@@ -52,7 +50,6 @@ struct Serving {
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
         try pipeline.addHandler(HTTP1ConnectionHandler())
-        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/tmp/unused")).wait()
         return channel
     }
@@ -65,10 +62,10 @@ struct Serving {
         return text.replacing(/Date: [^\r]*/, with: "Date: -")
     }
 
-    /// How many request parts reached the router.
+    /// How many request parts reached the general path.
     static func passedOn(by channel: EmbeddedChannel) throws -> Int {
         var parts = 0
-        while try channel.readInbound(as: HTTPRequestPart.self) != nil { parts += 1 }
+        while try channel.readInbound(as: HTTPServerRequestPart.self) != nil { parts += 1 }
         return parts
     }
 
@@ -196,7 +193,7 @@ struct Serving {
         }
     }
 
-    /// What starts Hummingbird's request loop for a connection (`FrontFirstChannel`): reported
+    /// What puts the general path behind the handler (``ConnectionSetupHandler``): reported
     /// when the handler steps aside, never while it answers requests itself, and as false when
     /// the connection closes first; a connection whose handlers could not be set up closes.
     @Test func reportsWhetherItSteppedAside() async throws {
@@ -259,8 +256,8 @@ struct Serving {
         }
     }
 
-    /// A connection whose client has closed its side with nothing to answer is closed: no request
-    /// loop behind the front handler would close it (`FrontFirstChannel`).
+    /// A connection whose client has closed its side with nothing to answer is closed: nothing
+    /// behind the front handler is there yet to close it.
     @Test func closesAnIdleConnectionWhoseInputClosed() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
             let channel = try Self.channel(over: store)

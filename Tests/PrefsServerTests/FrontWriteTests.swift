@@ -2,8 +2,6 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 import PrefsEngine
 import PrefsKit
 import PrefsStore
@@ -126,7 +124,7 @@ import Testing
             if let before { try pipeline.addHandler(before) }
             try pipeline.addHandlers([
                 serving.front(),
-                ByteToMessageHandler(HTTPRequestDecoder()), HTTP1ToHTTPServerCodec(secure: false),
+                ByteToMessageHandler(HTTPRequestDecoder()),
             ])
             if let behind { try pipeline.addHandler(behind) }
             serving.occupancy.connectionOpened(on: channel.eventLoop)
@@ -165,7 +163,7 @@ import Testing
             // The read saw the write, and shutdown reached the handlers behind only after both.
             #expect(second.contains(#""value":1"#))
             #expect(recorder.hasQuiesced)
-            #expect(try await channel.readInbound(as: HTTPRequestPart.self) == nil)
+            #expect(try await channel.readInbound(as: HTTPServerRequestPart.self) == nil)
         }
     }
 

@@ -100,7 +100,7 @@ import Testing
         let error = HTTPParserError.invalidVersion
         #expect(machine.errorCaught(error) == .refuse(error.refusal))
         #expect(machine.closing)
-        // NIO's decoder repeats itself; Hummingbird answers a second time: both are dropped.
+        // NIO's decoder repeats itself; an answer after the refusal: both are dropped.
         #expect(machine.errorCaught(error) == .ignore)
         #expect(machine.headWritten(mayHaveBody: true, hasContentLength: true, says: Self.none) == .drop)
         #expect(machine.endWritten() == .drop)
@@ -119,6 +119,24 @@ import Testing
         #expect(Self.answer(&machine) == (.write(http10StatusLine: false, connection: nil), .write))
         #expect(Self.answer(&machine) == (.write(http10StatusLine: false, connection: nil), .writeThenRefuse(error.refusal)))
         #expect(machine.closing)
+    }
+
+    @Test func anHTTP10HeadWithTransferEncodingIsRefusedAsFaultyFraming() {
+        let refusal = Machine.http10TransferEncoding
+        // Nothing due: refused at once, and nothing of it goes on.
+        var idle = Machine()
+        #expect(idle.headReceived(http10: true, connection: Self.keepAlive, transferEncoding: true) == .refuse(refusal))
+        #expect(idle.closing)
+        #expect(idle.bodyReceived() == .drop)
+        #expect(idle.endReceived() == .drop)
+        // An answer due: refused after it.
+        var busy = Machine()
+        _ = Self.request(&busy)
+        #expect(busy.headReceived(http10: true, connection: Self.none, transferEncoding: true) == .drop)
+        #expect(Self.answer(&busy) == (.write(http10StatusLine: false, connection: nil), .writeThenRefuse(refusal)))
+        // HTTP/1.1 frames by it.
+        var http11 = Machine()
+        #expect(http11.headReceived(http10: false, connection: Self.none, transferEncoding: true) == .pass)
     }
 
     @Test func aBadHeadAfterARequestThatClosesIsNotAnswered() {

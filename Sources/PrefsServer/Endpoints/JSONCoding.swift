@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import PrefsKit
 
 /// The JSON coders the server uses.

@@ -5,14 +5,14 @@ import PrefsEngine
 import PrefsKit
 
 /// What a listener sends for an answer or a watch, decided in one place for both transports —
-/// ``FrontAnswerHandler`` writing bytes (``AnswerEncoding``) and ``HummingbirdResponder`` writing
-/// Hummingbird's response: the head (status, the answer's own fields, and the body's length, or
+/// ``FrontAnswerHandler`` writing bytes (``AnswerEncoding``) and ``DecodedAnswerHandler`` writing
+/// response parts through NIO's encoder: the head (status, the answer's own fields, and the body's length, or
 /// none for a stream of unknown length) and what follows it. A `HEAD` request gets the head
 /// alone: a file is not read, and a watch ends at once.
 ///
-/// The transports only pump what it says: the raw-bytes path from its event loop (a watch's
-/// events as the feed has them, while the connection takes them), Hummingbird from the task
-/// that writes its response.
+/// The transports only pump what it says, from their event loop: a file a chunk at a time, each
+/// once the one before is written; a watch's events as the feed has them, while the connection
+/// takes them.
 struct AnswerDelivery {
     /// What follows the head.
     enum Body {

@@ -2,8 +2,9 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// Answers as bytes, for the raw-bytes path (``FrontAnswerHandler``): the same bytes Hummingbird
-/// and NIO's HTTP/1 encoder send for the same ``AnswerDelivery`` — its fields in order, then
+/// Answers as bytes, for the raw-bytes path (``FrontAnswerHandler``): the same bytes the general
+/// path (``DecodedAnswerHandler``) sends through NIO's HTTP/1 encoder for the same
+/// ``AnswerDelivery`` — its fields in order, then
 /// `Content-Length` (or, for a stream of unknown length, chunked framing), `Date`,
 /// `Server: prefsd`, and `Connection: close` when the connection closes after it.
 enum AnswerEncoding {

@@ -1,8 +1,9 @@
 import NIOCore
+import NIOHTTP1
 
 /// Sets up the front of a new connection, then leaves the pipeline: receive buffers that start
-/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` first (which has the HTTP
-/// decoder put behind it when it steps aside, ``FrontFirstChannel``).
+/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` first, which has the
+/// general HTTP/1 path put behind it when it steps aside (``addGeneralPath(behind:on:)``).
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
 /// sent a request holds one for as long as it is open: for 10 000 watch connections, 20 MiB at
@@ -34,7 +35,27 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         let pipeline = context.pipeline.syncOperations
         try? context.channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.allocator)
         let front = FrontAnswerHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes)
+        let (api, channel) = (api, context.channel)
+        front.stepsAside = { steppedAside in
+            if steppedAside { try Self.addGeneralPath(behind: front, on: channel, api: api) }
+        }
         try? pipeline.addHandler(front, position: .first)
         pipeline.removeHandler(context: context, promise: nil)
+    }
+
+    /// The general HTTP/1 path, put behind `front` as it steps aside, before it passes on a byte:
+    /// NIO's decoder and encoder (the decoder tells the encoder which answers are to `HEAD`), the
+    /// HTTP/1 rules (``HTTP1ConnectionHandler``), the grace at shutdown (``QuiesceGraceHandler``),
+    /// and the API (``DecodedAnswerHandler``).
+    static func addGeneralPath(behind front: FrontAnswerHandler, on channel: any Channel, api: API) throws {
+        let pipeline = channel.pipeline.syncOperations
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldCount = 1000
+        try pipeline.configureHTTPServerPipeline(
+            position: .after(front), withPipeliningAssistance: false, withErrorHandling: false,
+            withOutboundHeaderValidation: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+        let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        try pipeline.addHandlers(
+            [HTTP1ConnectionHandler(), QuiesceGraceHandler(), DecodedAnswerHandler(api: api)], position: .after(decoder))
     }
 }

@@ -308,8 +308,7 @@ extension FrontAnswerHandler {
                 return isQuiesce ? .stepAsideAndForward(passing: stepAside()) : .forward
             case .idle:
                 // The client has closed its side (or the server has, being cancelled) with no
-                // answer to wait for: the connection ends, as Hummingbird's request loop would
-                // end it — which is not there to (``FrontFirstChannel``).
+                // answer to wait for: the connection ends.
                 if isInputClosed {
                     state = .closing
                     return .close(endingFeed: nil)

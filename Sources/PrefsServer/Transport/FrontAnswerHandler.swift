@@ -6,15 +6,16 @@ import PrefsKit
 
 /// The API on the raw bytes of a connection, before NIO's HTTP decoder: for requests in the plain
 /// form (``PlainHead``) with a small body, as nearly all of an app's or `prefsctl`'s are, a request
-/// costs its two system calls and the work itself — no HTTP decoding, conversion to Hummingbird's
-/// types, task, or encoding. It is framing and connection handling only: each request goes to
+/// costs its two system calls and the work itself — no HTTP decoding, conversion of parts, or
+/// encoding. It is framing and connection handling only: each request goes to
 /// ``API``, which answers it by the endpoint's one definition, and the ``Delivery`` is written
-/// as bytes (``AnswerEncoding``) the same as Hummingbird would write them.
+/// as bytes (``AnswerEncoding``), the same bytes the general path writes for it.
 ///
 /// The first request of another shape — chunked, with `Expect`, HTTP/1.0, a body larger than
 /// ``maximumBodyBytes``, an upload the endpoint streams — and everything after it goes on to the
-/// decoder untouched: the handler steps aside for the rest of the connection, so it never has to
-/// order its answers against the router's. It steps aside as well once the server starts to stop.
+/// general HTTP/1 path untouched (NIO's decoder, ``DecodedAnswerHandler``): the handler steps
+/// aside for the rest of the connection, so it never has to order its answers against that
+/// path's. It steps aside as well once the server starts to stop.
 ///
 /// Answers keep their order: while one is pending (a write awaiting its commit, a task, a file
 /// being sent), what the client sends next waits, and so do events that would cut the answer off
@@ -54,8 +55,8 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// connection closes or watches.
     private var countedInOccupancy = false
     /// Told, once, whether the handler steps aside (true: run before it passes anything on, to
-    /// put behind it the handlers that take what it passes, and to start Hummingbird's request
-    /// loop for the connection, ``FrontFirstChannel``; the connection closes if it throws) or the
+    /// put behind it the handlers that take what it passes, the general path,
+    /// ``ConnectionSetupHandler``; the connection closes if it throws) or the
     /// connection closed first (false); nil where those handlers are there from the start. The
     /// handler lets go of it once told, as it holds the connection and this handler.
     var stepsAside: ((_ steppedAside: Bool) throws -> Void)?
@@ -370,8 +371,7 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands the connection to the decoder (the state has stepped aside), passing it `bytes`.
     private func stepAside(passing bytes: ByteBuffer?, context: ChannelHandlerContext) {
-        // Hummingbird's handlers are put behind this one, and its request loop for the connection
-        // starts, to take what is passed on.
+        // The general path's handlers are put behind this one, to take what is passed on.
         do {
             try reportStepAside(true)
         } catch {

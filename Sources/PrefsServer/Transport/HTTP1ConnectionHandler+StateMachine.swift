@@ -24,6 +24,8 @@ extension HTTP1ConnectionHandler {
             case passClosing
             /// Drop it: the connection is closing, or refuses what it could not parse.
             case drop
+            /// Drop it, answer this refusal, then close: the head's framing is faulty.
+            case refuse(PrefsError)
         }
 
         /// What to do with an error the decoder (or a handler before) reports.
@@ -72,6 +74,12 @@ extension HTTP1ConnectionHandler {
             case none
         }
 
+        /// The answer to an HTTP/1.0 request with `Transfer-Encoding`.
+        static let http10TransferEncoding = PrefsError(
+            .invalidRequest,
+            "The request is not well-formed HTTP/1.1: an HTTP/1.0 request cannot have a Transfer-Encoding. Nothing was changed, and the connection is closed."
+        )
+
         /// The requests passed on whose answers have not ended yet, oldest first.
         private var unanswered = CircularBuffer<Request>()
         /// Whether a request's body is being read: its head has passed, its end has not.
@@ -90,9 +98,18 @@ extension HTTP1ConnectionHandler {
         /// - Parameters:
         ///   - http10: Whether the request is HTTP/1.0.
         ///   - connection: What its `Connection` header lines ask.
+        ///   - transferEncoding: Whether it has a `Transfer-Encoding` header: faulty framing in an
+        ///     HTTP/1.0 request (RFC 9112 §6.1), refused as a head NIO could not parse.
         /// - Returns: How to pass it on.
-        mutating func headReceived(http10: Bool, connection: ConnectionOptions) -> ReadAction {
+        mutating func headReceived(http10: Bool, connection: ConnectionOptions, transferEncoding: Bool = false) -> ReadAction {
             guard !closing, refusal == nil else { return .drop }
+            if http10, transferEncoding {
+                // A connection closing after the answers due has nothing more to say.
+                guard unanswered.last?.persists ?? true else { return .drop }
+                refusal = Self.http10TransferEncoding
+                guard case .refuse(let refusal) = unanswered.isEmpty ? refuse() : .ignore else { return .drop }
+                return .refuse(refusal)
+            }
             let persists = connection.persists(http10: http10)
             unanswered.append(Request(persists: persists, http10: http10))
             readingBody = true

@@ -3,23 +3,24 @@ import NIOCore
 import NIOHTTP1
 import PrefsKit
 
-/// The HTTP/1 rules of a connection that neither NIO's codec nor Hummingbird keeps for us, applied
-/// where a request's version is still known: between NIO's decoder and encoder and the HTTP types
-/// codec, on every listener. Every request that NIO decodes passes it.
+/// The HTTP/1 rules of a connection that NIO's codec does not keep for us, applied on the general
+/// path, between NIO's decoder and encoder and the API on decoded requests
+/// (``DecodedAnswerHandler``), on every listener. Every request that NIO decodes passes it.
 ///
 /// - **Persistence** (RFC 9112 §9.3): an HTTP/1.1 connection persists unless the request's
 ///   `Connection` header lists `close` — anywhere in the list, in any case (``ConnectionOptions``);
 ///   an HTTP/1.0 one only if it lists `keep-alive`. The head of a request that does not persist
-///   goes on saying exactly `Connection: close`, the one form Hummingbird and the handlers behind
-///   recognise, and its answer says `Connection: close`; an HTTP/1.0 answer that persists says
+///   goes on saying exactly `Connection: close`, and its answer says `Connection: close`; an HTTP/1.0 answer that persists says
 ///   `Connection: keep-alive`. Answers keep the HTTP/1.1 status line (RFC 9110 §6.2).
 /// - **HTTP/1.0 has no chunked encoding**: an answer to it of unknown length (a watch) goes
 ///   close-delimited instead — NIO's encoder frames that only under an HTTP/1.0 status line — and
 ///   the connection closes after it.
+/// - **An HTTP/1.0 request with `Transfer-Encoding`** has faulty framing (RFC 9112 §6.1), though
+///   NIO's decoder takes it: it is refused as one NIO cannot parse.
 /// - **A request NIO cannot parse** (a malformed head, a bad chunk size, a body cut short, …) gets
-///   400 `invalid_request`, never Hummingbird's 500, and the connection closes after it: what
-///   follows on it cannot be framed. A body that breaks off fails the route reading it (the router
-///   answers the 400, and nothing is stored); a head that breaks off is answered here, after the
+///   400 `invalid_request`, and the connection closes after it: what follows on it cannot be
+///   framed. A body that breaks off fails the endpoint reading it (which answers the 400, and
+///   nothing is stored); a head that breaks off is answered here, after the
 ///   answers still due. No second answer follows the one a request got.
 ///
 /// The rules are kept in a ``StateMachine``; the handler performs the actions it returns.
@@ -36,12 +37,16 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapInboundIn(data) {
         case .head(var head):
             let http10 = head.version.major == 1 && head.version.minor == 0
-            switch state.headReceived(http10: http10, connection: ConnectionOptions(head.headers["connection"])) {
+            let action = state.headReceived(
+                http10: http10, connection: ConnectionOptions(head.headers["connection"]),
+                transferEncoding: head.headers.contains(name: "transfer-encoding"))
+            switch action {
             case .pass: context.fireChannelRead(data)
             case .passClosing:
                 head.headers.replaceOrAdd(name: "Connection", value: "close")
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             case .drop: break
+            case .refuse(let refusal): refuse(with: refusal, context: context)
             }
         case .body:
             if state.bodyReceived() == .pass { context.fireChannelRead(data) }
@@ -65,7 +70,7 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 mayHaveBody: head.status.mayHaveResponseBody, hasContentLength: head.headers.contains(name: "content-length"),
                 says: ConnectionOptions(head.headers["connection"]))
             guard case .write(let http10StatusLine, let connection) = action else {
-                // A second answer to a request that could not be parsed (Hummingbird's own).
+                // An answer after the refusal of a request that could not be parsed.
                 promise?.succeed(())
                 return
             }
@@ -96,14 +101,8 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func refuse(with refusal: PrefsError, context: ChannelHandlerContext) {
         let answer = Answer.error(refusal)
         guard case .whole(let body) = answer.body else { return }
-        var headers = HTTPHeaders()
-        for field in answer.fields { headers.add(name: field.name.rawName, value: field.value) }
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        headers.add(name: "Date", value: HTTPDate.shared.now())
-        headers.add(name: "Server", value: "prefsd")
-        headers.add(name: "Connection", value: "close")
-        let status = answer.status
-        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: headers)
+        var head = HTTPResponseHead(status: answer.status, fields: answer.fields, contentLength: body.readableBytes)
+        head.headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         closeAfter(context.writeAndFlush(wrapOutboundOut(.end(nil))), promise: nil, context: context)
@@ -126,7 +125,11 @@ final class HTTP1ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 }
 
-extension HTTPParserError {
+extension HTTPParserError: BodyError {
+    /// A body NIO cannot frame (a bad chunk size, a body cut short): ``HTTP1ConnectionHandler``
+    /// closes the connection after the answer.
+    var prefsError: PrefsError { refusal }
+
     /// The error a request NIO cannot parse is answered with.
     var refusal: PrefsError {
         PrefsError(

@@ -4,7 +4,6 @@ import Glibc
 import Musl
 #endif
 import Foundation
-import Hummingbird
 import Logging
 import NIOCore
 import PrefsEngine
@@ -14,19 +13,21 @@ import Prometheus
 /// The daemon's HTTP server: the `/v1` API of an engine (``API``) on a Unix socket, and
 /// optionally on loopback TCP behind a bearer token.
 ///
-/// Both listeners carry the same connection pipeline: the raw-bytes path
-/// (``FrontAnswerHandler``) in front, Hummingbird behind it (``HummingbirdResponder``), and the
-/// HTTP/1 rules between them (``HTTP1ConnectionHandler``) — Hummingbird's part and the handlers of
-/// HTTP parts set up only once a connection needs them (``FrontFirstChannel``); the Unix socket
-/// also checks its peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as
-/// services: they stop gracefully with their ServiceGroup. With a TCP listener, the Unix socket
-/// starts listening once the TCP address is bound (``StartGate``), and not at all if it cannot be.
+/// Both listeners carry the same connection pipeline, and a request takes one of two paths to
+/// the one endpoint table: the raw-bytes fast path (``FrontAnswerHandler``) for the plain requests
+/// nearly every client sends, and behind it, once the fast path steps aside, the general HTTP/1
+/// path — NIO's decoder and encoder, the HTTP/1 rules (``HTTP1ConnectionHandler``) and the API on
+/// decoded requests (``DecodedAnswerHandler``), set up only once a connection needs them
+/// (``ConnectionSetupHandler``); docs/http.md has the rules. The Unix socket also checks its
+/// peer's uid. Build it, then run ``application`` (and ``tcpApplication``) as services: they stop
+/// gracefully with their ServiceGroup. With a TCP listener, the Unix socket starts listening once
+/// the TCP address is bound (``StartGate``), and not at all if it cannot be.
 package struct PrefsHTTPServer: Sendable {
-    /// The application on the Unix socket; run it inside a ServiceGroup, or on its own.
-    package let application: FrontFirstApplication
+    /// The listener on the Unix socket; run it inside a ServiceGroup, or on its own.
+    package let application: ConnectionListener
     /// The same API on loopback TCP behind bearer tokens, when a ``TCPListener`` was given;
     /// run it beside ``application``.
-    package let tcpApplication: FrontFirstApplication?
+    package let tcpApplication: ConnectionListener?
 
     /// Serves `engine` on the Unix socket at `socketPath`, accepting only connections from this
     /// process's user.
@@ -51,78 +52,37 @@ package struct PrefsHTTPServer: Sendable {
         logger: Logger, onReady: @escaping @Sendable () async -> Void = {}
     ) throws {
         try SocketFolder.prepare(socketPath, privateFolder: privateFolder)
-        let endings = WatchEndings()
         let occupancy = EventLoopOccupancy()
         let peers = ConnectionPeers()
         let console = Console(listener: listener, files: consoleFiles)
         let api = API(engine: engine, limits: limits, ofrep: ofrep, console: console, metrics: metrics, peers: peers, logger: logger)
         let methods = PlainMethods(api.endpoints)
         let uid = getuid()
-        let applicationLogger = Self.applicationLogger(logger)
-        let partHandlers: @Sendable () -> [any RemovableChannelHandler] = {
-            [DisconnectHandler(endings: endings), QuiesceGraceHandler()]
-        }
+        let maximumBodyBytes = limits.maximumPutBodyBytes
         // The socket waits for the TCP listener: a port taken stops the daemon before a client
         // reaches it, and it is ready once both listen.
         let tcpListening = listener.map { _ in StartGate() }
-        application = Self.frontFirst(
-            serving: api, endings: endings, address: .unixDomainSocket(path: socketPath),
-            handlers: {
-                [
-                    ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes),
-                    PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger),
-                ]
+        application = ConnectionListener(
+            address: .unixDomainSocket(path: socketPath),
+            setUp: { channel in
+                try channel.pipeline.syncOperations.addHandlers(
+                    ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes),
+                    PeerCredentialsHandler(allowedUID: uid, peers: peers, logger: logger))
             },
-            partHandlers: partHandlers, logger: applicationLogger, startsAfter: tcpListening,
-            onServerRunning: {
+            startsAfter: tcpListening, opens: nil,
+            onListening: {
                 chmod(socketPath, 0o600)
                 await onReady()
             })
         tcpApplication = listener.map { listener in
             let api = api.listening(with: console.access)
-            return Self.frontFirst(
-                serving: api, endings: endings, address: .hostname(listener.host, port: listener.port),
-                handlers: {
-                    [ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: limits.maximumPutBodyBytes)]
+            return ConnectionListener(
+                address: .hostname(listener.host, port: listener.port),
+                setUp: { channel in
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes))
                 },
-                partHandlers: partHandlers, logger: applicationLogger, opens: tcpListening)
+                startsAfter: nil, opens: tcpListening, onListening: {})
         }
-    }
-
-    /// An application serving `api` at `address`, whose connections start with `handlers` and
-    /// have `partHandlers` behind Hummingbird's codec once they need it (``FrontFirstChannel``).
-    /// It starts listening once `startsAfter` opens, if given, and opens `opens` once it listens
-    /// (closing it when it stops, listening or not).
-    private static func frontFirst(
-        serving api: API, endings: WatchEndings, address: BindAddress,
-        handlers: @escaping @Sendable () -> [any RemovableChannelHandler],
-        partHandlers: @escaping @Sendable () -> [any RemovableChannelHandler],
-        logger: Logger, startsAfter: StartGate? = nil, opens: StartGate? = nil,
-        onServerRunning: (@Sendable () async -> Void)? = nil
-    ) -> FrontFirstApplication {
-        let connections = FrontFirstConnections()
-        return FrontFirstApplication(
-            application: Application(
-                responder: HummingbirdResponder(api: api, endings: endings),
-                server: .frontFirst(
-                    configuration: .init(additionalChannelHandlers: handlers()), partHandlers: partHandlers,
-                    connections: connections),
-                configuration: .init(address: address, serverName: "prefsd"),
-                onServerRunning: { _ in
-                    opens?.open()
-                    await onServerRunning?()
-                },
-                logger: logger
-            ),
-            connections: connections, startsAfter: startsAfter, closesWhenDone: opens)
-    }
-
-    /// The logger Hummingbird's applications log with: `logger`, but their own info lines
-    /// ("Server started and listening…", "Shutting down") only when debugging — they would
-    /// repeat the one line the daemon logs when ready and when stopped.
-    static func applicationLogger(_ logger: Logger) -> Logger {
-        var applicationLogger = logger
-        if logger.logLevel == .info { applicationLogger.logLevel = .notice }
-        return applicationLogger
     }
 }

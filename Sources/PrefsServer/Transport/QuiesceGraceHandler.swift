@@ -1,21 +1,20 @@
-import HTTPTypes
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 
 /// Keeps an idle keep-alive connection open for a moment when the server starts to stop,
 /// instead of closing it at once.
 ///
 /// Closing a connection the moment shutdown begins resets any request its client sent in that
 /// same instant — sent, never answered, and the client cannot tell whether it was applied. With
-/// this handler in front of Hummingbird's, shutdown reaches an idle connection only after
+/// this handler in front of the general path's (``DecodedAnswerHandler``), shutdown reaches an idle connection only after
 /// `grace`; a request arriving meanwhile is served, and every answer from then on says
 /// `Connection: close`, so the client does not send another on a connection about to close.
 /// (The listening socket is already closed, so the client's next connection is refused cleanly.)
 final class QuiesceGraceHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let grace: TimeAmount
     /// Whether a request is being answered.
@@ -44,7 +43,7 @@ final class QuiesceGraceHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head) where stopping:
-            head.headerFields[.connection] = "close"
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end:
             answering = false

@@ -5,8 +5,10 @@ import TestHarness
 import Testing
 
 /// HTTP/1.1 as a careful client or an attacker speaks it, on every path a request can take
-/// (``HTTPPath``): a body NIO cannot frame is refused with a 4xx and changes nothing; `Connection`
-/// is a list whose `close` counts anywhere; an HTTP/1.0 client gets the framing it understands.
+/// (``HTTPPath``): a body NIO cannot frame is refused with a 4xx and changes nothing; every
+/// request-smuggling case is refused with 400 and a closed connection, on both listeners, on a
+/// fresh connection and after either path; `Connection` is a list whose `close` counts anywhere;
+/// an HTTP/1.0 client gets the framing it understands.
 @Suite struct HTTPFramingTests {
     /// An endpoint that takes a body, with a body it would accept.
     struct BodyEndpoint: CustomTestStringConvertible, Sendable {
@@ -106,6 +108,106 @@ import Testing
         #expect(try await client.draft(draft.id).attachments.isEmpty)
         let staged = (try? FileManager.default.contentsOfDirectory(atPath: daemon.daemon.databasePath + ".uploads")) ?? []
         #expect(staged.isEmpty)
+    }
+
+    /// A request whose framing a server and a proxy in front of it could read two ways — the
+    /// request-smuggling cases every HTTP server is tested against: the request line's version,
+    /// the header lines after `Host` (and `Authorization` on TCP), each with its own line end,
+    /// and the bytes after the head.
+    struct Smuggling: CustomTestStringConvertible, Sendable {
+        var name: String
+        var version = "HTTP/1.1"
+        var fields: String
+        var body = "7"
+        var testDescription: String { name }
+    }
+
+    /// A chunked body of one byte, which the smuggling cases below would otherwise store.
+    static let chunkedBody = "1\r\n7\r\n0\r\n\r\n"
+
+    /// Every case is refused with 400 and the connection closed, whichever path it reaches.
+    static let smugglings = [
+        Smuggling(name: "Content-Length, then Transfer-Encoding", fields: "Content-Length: 6\r\nTransfer-Encoding: chunked\r\n", body: chunkedBody),
+        Smuggling(name: "Transfer-Encoding, then Content-Length", fields: "Transfer-Encoding: chunked\r\nContent-Length: 6\r\n", body: chunkedBody),
+        Smuggling(name: "two equal Content-Lengths", fields: "Content-Length: 1\r\nContent-Length: 1\r\n"),
+        Smuggling(name: "two different Content-Lengths", fields: "Content-Length: 1\r\nContent-Length: 2\r\n", body: "77"),
+        Smuggling(name: "Content-Length: 1,1", fields: "Content-Length: 1,1\r\n"),
+        Smuggling(name: "Content-Length: +1", fields: "Content-Length: +1\r\n"),
+        Smuggling(name: "Content-Length: -1", fields: "Content-Length: -1\r\n"),
+        Smuggling(name: "Content-Length in hex", fields: "Content-Length: 0x1\r\n"),
+        Smuggling(name: "Transfer-Encoding: chunked, identity", fields: "Transfer-Encoding: chunked, identity\r\n", body: chunkedBody),
+        Smuggling(name: "Transfer-Encoding: xchunked", fields: "Transfer-Encoding: xchunked\r\n", body: chunkedBody),
+        Smuggling(name: "Transfer-Encoding: identity", fields: "Transfer-Encoding: identity\r\n"),
+        Smuggling(name: "whitespace before the colon", fields: "Content-Length : 1\r\n"),
+        Smuggling(name: "whitespace before Transfer-Encoding's colon", fields: "Transfer-Encoding : chunked\r\n", body: chunkedBody),
+        Smuggling(name: "obs-fold with a space", fields: "Content-Length: 1\r\nX-Folded: a\r\n b\r\n"),
+        Smuggling(name: "obs-fold with a tab", fields: "Content-Length: 1\r\nX-Folded: a\r\n\tb\r\n"),
+        Smuggling(name: "Transfer-Encoding folded", fields: "Transfer-Encoding: identity\r\n chunked\r\n", body: chunkedBody),
+        Smuggling(name: "overflowing chunk size", fields: "Transfer-Encoding: chunked\r\n", body: "FFFFFFFFFFFFFFFFFFFFFF1\r\n7\r\n0\r\n\r\n"),
+        Smuggling(name: "bare LF ending a header line", fields: "Content-Length: 1\nX-Bare: lf\r\n"),
+        Smuggling(name: "bare LF ending a chunk size", fields: "Transfer-Encoding: chunked\r\n", body: "1\n7\r\n0\r\n\r\n"),
+        Smuggling(name: "NUL in a header value", fields: "Content-Length: 1\r\nX-Nul: a\u{0}b\r\n"),
+        Smuggling(name: "space in a header name", fields: "Content-Length: 1\r\nX Space: a\r\n"),
+        Smuggling(name: "Transfer-Encoding on HTTP/1.0", version: "HTTP/1.0", fields: "Transfer-Encoding: chunked\r\n", body: chunkedBody),
+    ]
+
+    /// How a connection has been used before the smuggling request comes on it.
+    enum Start: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        /// Not at all: the request is the connection's first.
+        case fresh
+        /// A plain request, answered by the raw-bytes fast path, on the same keep-alive connection.
+        case afterFastPath
+        /// A request the fast path hands to the general HTTP/1 path (HTTP/1.0 keep-alive).
+        case afterGeneralPath
+
+        var testDescription: String { rawValue }
+
+        /// The request sent first, if any.
+        var firstRequest: String? {
+            switch self {
+            case .fresh: nil
+            case .afterFastPath: "GET /v1/prefs/smuggling.key HTTP/1.1\r\nHost: prefsd\r\n\r\n"
+            case .afterGeneralPath: "GET /v1/prefs/smuggling.key HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+            }
+        }
+    }
+
+    /// The listener a connection is made to.
+    enum Listener: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case unixSocket
+        case tcp
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "Every request-smuggling case gets 400 and a closed connection, on both listeners, on a fresh connection or after either path",
+        arguments: Listener.allCases, Start.allCases)
+    func smugglingIsRefused(listener: Listener, start: Start) async throws {
+        let daemon = try await ListeningDaemon()
+        let revision = try await daemon.daemon.client.status().revision
+        for smuggling in Self.smugglings {
+            let connection =
+                switch listener {
+                case .unixSocket: HTTPConnection(try RawSocket(path: daemon.daemon.socketPath), authorization: nil)
+                case .tcp: HTTPConnection(try RawSocket(tcpPort: daemon.port), authorization: "Bearer \(ListeningDaemon.token)")
+                }
+            if let first = start.firstRequest {
+                connection.send(first)
+                let answer = try #require(await connection.response(), "\(smuggling.name): the first request")
+                #expect(answer.status == 200, "\(smuggling.name): the first request: \(answer.statusLine)")
+            }
+            // Sent as bytes: a NUL would end a C string.
+            let authorization = connection.authorization.map { "Authorization: \($0)\r\n" } ?? ""
+            let request = "PUT /v1/prefs/smuggling.key \(smuggling.version)\r\nHost: prefsd\r\n\(authorization)\(smuggling.fields)\r\n\(smuggling.body)"
+            connection.socket.send(Data(request.utf8))
+            let answer = try #require(await connection.response(), "\(smuggling.name): no answer")
+            #expect(answer.status == 400, "\(smuggling.name): \(answer.statusLine) \(answer.text)")
+            #expect(answer.errorCode == "invalid_request", "\(smuggling.name): \(answer.text)")
+            #expect(answer.header("connection")?.lowercased() == "close", "\(smuggling.name)")
+            #expect(await connection.closesWithin(seconds: 5), "\(smuggling.name): the connection stays open")
+        }
+        #expect(try await daemon.daemon.client.status().revision == revision)
+        #expect(try await daemon.daemon.client.resolve("smuggling.key").source == .none)
     }
 
     @Test("A chunked body with trailers is a body like any other", arguments: [HTTPPath.router, .tcp])

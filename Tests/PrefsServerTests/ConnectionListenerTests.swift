@@ -4,7 +4,6 @@ import Glibc
 import Musl
 #endif
 import Foundation
-import Hummingbird
 import Logging
 import PrefsEngine
 import PrefsKit
@@ -17,20 +16,19 @@ import Testing
 
 @testable import PrefsServer
 
-/// A connection answered at the front holds no task (``FrontFirstChannel``), unlike one in
-/// Hummingbird's request loop, which a stopping server waits for or, cancelled, ends. The server
-/// does the same for those (``FrontFirstConnections``): stopped gracefully, it returns once each
-/// has finished; cancelled, it closes the client's side of each, which the front handler takes
-/// for the end of an idle connection, and ends the request loops of those that stepped aside.
-@Suite struct FrontFirstChannelTests {
+/// A connection holds no task, whichever path answers it: the listener (``ConnectionListener``,
+/// ``ListenerConnections``) keeps track of each instead. Stopped gracefully, it returns once each
+/// has finished; cancelled, it closes the client's side of each, which ends an idle connection on
+/// either path.
+@Suite struct ConnectionListenerTests {
     @Test(.timeLimit(.minutes(5))) func aCancelledServerClosesItsConnections() async throws {
         try await Self.withServer { store, server, socketPath, ready in
             let running = Running { try await server.application.run() }
             for await _ in ready { break }
 
             // Connections answered at the front — a read, a watch — and one whose front handler
-            // stepped aside (an HTTP/1.0 request): Hummingbird's request loop answers it, and
-            // waits for the next.
+            // stepped aside (an HTTP/1.0 request): the general path answers it, and waits for the
+            // next.
             var connections: [Int32] = []
             defer { connections.forEach { close($0) } }
             for request in [
@@ -49,9 +47,8 @@ import Testing
         }
     }
 
-    /// Hummingbird's server returns as soon as it stops accepting, its tasks for these connections
-    /// long ended: the application does not, and leaves the connections answered at the front
-    /// open until they finish — a watch until the engine ends it, with its last event.
+    /// A listener stopped gracefully stops accepting at once, and returns only once its
+    /// connections have finished — a watch once the engine ends it, with its last event.
     @Test(.timeLimit(.minutes(5))) func aGracefullyStoppedServerLetsItsConnectionsFinish() async throws {
         try await Self.withServer { store, server, socketPath, ready in
             let group = ServiceGroup(configuration: .init(services: [server.application], logger: Logger(label: "test")))
