@@ -1,9 +1,9 @@
 import Synchronization
 
-/// A clock that stands still until the test moves it (Hummingbird's and swift-nio's tests drive
-/// their timers so): the engine's windows — the writer's 500 µs straggler wait, the 5 ms catch-up
-/// grace, the PostgreSQL writer's lost-commit deadline — end exactly when the test says, whatever
-/// the machine's load. It counts its reads and sleeps, and tells a test when sleeps are under
+/// A clock that stands still until the test moves it (swift-nio's tests drive their timers so):
+/// the engine's windows — the writer's 500 µs straggler wait, the 5 ms catch-up grace, the
+/// PostgreSQL writer's lost-commit deadline — end exactly when the test says, whatever the
+/// machine's load. It counts its reads and sleeps, and tells a test when sleeps are under
 /// way, so that it moves the clock only once the code waits on it.
 public final class ManualClock: Clock, Sendable {
     public typealias Duration = Swift.Duration

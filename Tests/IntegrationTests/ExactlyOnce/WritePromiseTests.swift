@@ -20,7 +20,7 @@ import Testing
         "PUT \(target) HTTP/1.1\r\nHost: prefsd\r\n\(headers)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }
 
-    /// A `PUT` with a chunked body, which only the router takes.
+    /// A `PUT` with a chunked body, which only the general HTTP/1 path takes.
     static func chunkedPut(_ target: String, _ body: String) -> String {
         "PUT \(target) HTTP/1.1\r\nHost: prefsd\r\nTransfer-Encoding: chunked\r\n\r\n"
             + String(body.utf8.count, radix: 16) + "\r\n\(body)\r\n0\r\n\r\n"
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test("Batches, locks, unlocks, resets, schemas and loads that change nothing make no revision",
-          arguments: [HTTPPath.router, .tcp])
+          arguments: [HTTPPath.general, .tcp])
     func otherUnchangedWritesMakeNoRevision(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let client = daemon.daemon.client
@@ -94,7 +94,7 @@ import Testing
         #expect(removed.text == #"{"removed":1,"revision":\#(current + 1)}"#)
     }
 
-    @Test("A batch set of null is refused as a PUT of null is", arguments: [HTTPPath.router, .tcp])
+    @Test("A batch set of null is refused as a PUT of null is", arguments: [HTTPPath.general, .tcp])
     func batchNullIsInvalidValue(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let put = try #require(try await daemon.exchange(Self.put("/v1/prefs/null.key", "null"), on: path))
@@ -138,7 +138,7 @@ import Testing
         #expect(try await client.status().revision == revision)
     }
 
-    @Test("Batches, loads and dumps keep numbers exactly", arguments: [HTTPPath.router, .tcp])
+    @Test("Batches, loads and dumps keep numbers exactly", arguments: [HTTPPath.general, .tcp])
     func bodiesKeepNumbersExactly(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let numbers = Self.exactNumbers.joined(separator: ",")
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test("A download that has begun delivers its bytes whole when its draft is deleted or its attachment removed",
-          arguments: [HTTPPath.router, .tcp])
+          arguments: [HTTPPath.general, .tcp])
     func downloadOutlivesItsAttachment(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let client = daemon.daemon.client

@@ -210,7 +210,7 @@ import Testing
         #expect(try await daemon.daemon.client.resolve("smuggling.key").source == .none)
     }
 
-    @Test("A chunked body with trailers is a body like any other", arguments: [HTTPPath.router, .tcp])
+    @Test("A chunked body with trailers is a body like any other", arguments: [HTTPPath.general, .tcp])
     func trailersAreAccepted(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let connection = try await daemon.connect(path)
@@ -274,7 +274,7 @@ import Testing
         }
     }
 
-    @Test("A watch to an HTTP/1.0 client is close-delimited, not chunked", arguments: [HTTPPath.router, .tcp])
+    @Test("A watch to an HTTP/1.0 client is close-delimited, not chunked", arguments: [HTTPPath.general, .tcp])
     func http10WatchIsNotChunked(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         for connectionHeader in ["", "Connection: keep-alive\r\n"] {
@@ -296,7 +296,7 @@ import Testing
         }
     }
 
-    @Test("A watch from a revision the store has not reached is refused, naming the newest", arguments: [HTTPPath.router, .tcp])
+    @Test("A watch from a revision the store has not reached is refused, naming the newest", arguments: [HTTPPath.general, .tcp])
     func watchSinceAheadIsRefused(path: HTTPPath) async throws {
         let daemon = try await ListeningDaemon()
         let newest = try await daemon.daemon.client.set("framing.key", to: 1).revision

@@ -7,12 +7,12 @@ import Testing
 /// promises alike.
 enum HTTPPath: String, CaseIterable, CustomTestStringConvertible {
     /// The Unix socket, first request of a connection: plain requests are read from the raw
-    /// bytes (`FrontAnswerHandler`), anything else goes on to the HTTP decoder.
+    /// bytes (`FrontAnswerHandler`), anything else goes on to the general HTTP/1 path.
     case front
-    /// The Unix socket, after a request that is not plain: NIO's HTTP decoder and Hummingbird
-    /// (`HummingbirdResponder`).
-    case router
-    /// The TCP listener: everything through the router, behind the bearer token.
+    /// The Unix socket, after a request that is not plain: the general HTTP/1 path (NIO's HTTP
+    /// decoder, `HTTP1ConnectionHandler`, `DecodedAnswerHandler`) for the rest of the connection.
+    case general
+    /// The TCP listener, behind the bearer token: its own fast path, then the general one.
     case tcp
 
     var testDescription: String { rawValue }
@@ -28,15 +28,15 @@ final class ListeningDaemon {
         (daemon, port) = try await TCPListenerTests.daemon(token: Self.token)
     }
 
-    /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/router``,
-    /// a request that is not plain has been answered on it already.
+    /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/general``,
+    /// a request that is not plain (HTTP/1.0, kept alive) has been answered on it already.
     func connect(_ path: HTTPPath) async throws -> HTTPConnection {
         switch path {
         case .front:
             return HTTPConnection(try RawSocket(path: daemon.socketPath), authorization: nil)
-        case .router:
+        case .general:
             let connection = HTTPConnection(try RawSocket(path: daemon.socketPath), authorization: nil)
-            connection.send("GET /v1/status HTTP/1.1\r\nHost: prefsd\r\n\r\n")
+            connection.send("GET /v1/status HTTP/1.0\r\nHost: prefsd\r\nConnection: keep-alive\r\n\r\n")
             let answer = try #require(await connection.response())
             #expect(answer.status == 200)
             return connection
