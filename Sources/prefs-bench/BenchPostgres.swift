@@ -45,7 +45,7 @@ struct BenchPostgres {
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try process.runWithSignalsUnblocked()
         process.waitUntilExit()
         let text = try String(contentsOf: output, encoding: .utf8)
         guard process.terminationStatus == 0 else { throw BenchError("\(tool) failed: \(text)") }
