@@ -12,6 +12,11 @@ package struct ChangeLogFilter: Sendable, Hashable {
     package var subtree: ScopePath?
     /// Only changes made at one of these scopes, or at none (a schema's).
     package var scopes: [ScopePath]?
+    /// Only changes within a device's reach at this scope: made at it, below it, above it
+    /// (which resolves there), or at none (a schema's).
+    package var reach: ScopePath?
+    /// Only changes of these kinds.
+    package var kinds: [ChangeEvent.Kind]?
     /// Only changes by this author.
     package var author: String?
     /// Only changes after this revision.
@@ -28,6 +33,7 @@ package struct ChangeLogFilter: Sendable, Hashable {
     /// A filter; with no arguments, every change, oldest first.
     package init(
         key: String? = nil, prefix: String? = nil, subtree: ScopePath? = nil, scopes: [ScopePath]? = nil,
+        reach: ScopePath? = nil, kinds: [ChangeEvent.Kind]? = nil,
         author: String? = nil, after: Revision? = nil, through: Revision? = nil, from: Double? = nil, to: Double? = nil,
         newestFirst: Bool = false
     ) {
@@ -35,6 +41,8 @@ package struct ChangeLogFilter: Sendable, Hashable {
         self.prefix = prefix
         self.subtree = subtree
         self.scopes = scopes
+        self.reach = reach
+        self.kinds = kinds
         self.author = author
         self.after = after
         self.through = through
@@ -63,7 +71,7 @@ package struct ChangeLogFilter: Sendable, Hashable {
     /// The columns every read of the log selects, in the order the storages decode them.
     package static let columns = """
         revision, kind, key, scope, value, old_value, old_revision, draft, attachment, account, thread, \
-        previous_thread, draft_revision, valid, created_at, author, agent, host, reason
+        previous_thread, draft_revision, valid, created_at, author, agent, host, reason, stamp
         """
 
     /// The query selecting at most `limit` rows, and its parameters.
@@ -85,22 +93,27 @@ package struct ChangeLogFilter: Sendable, Hashable {
                 conditions.append("key LIKE \(bind(.text(Self.likeEscaped(prefix) + "%"))) ESCAPE '\\'")
             }
         }
-        if let subtree {
-            if subtree == .root {
-                conditions.append("scope IS NOT NULL")
-            } else {
-                let below = subtree.path + "/"
-                switch dialect {
-                case .sqlite:
-                    // '0' follows '/': the scopes below `subtree` sort between "subtree/" and "subtree0".
-                    conditions.append(
-                        "(scope = \(bind(.text(subtree.path))) OR (scope >= \(bind(.text(below))) "
-                            + "AND scope < \(bind(.text(subtree.path + "0")))))")
-                case .postgres:
-                    conditions.append(
-                        "(scope = \(bind(.text(subtree.path))) OR scope LIKE \(bind(.text(Self.likeEscaped(below) + "%"))) ESCAPE '\\')")
-                }
+        /// The condition that `scope` is `subtree` or below it.
+        func within(_ subtree: ScopePath) -> String {
+            if subtree == .root { return "scope IS NOT NULL" }
+            let below = subtree.path + "/"
+            switch dialect {
+            case .sqlite:
+                // '0' follows '/': the scopes below `subtree` sort between "subtree/" and "subtree0".
+                return "(scope = \(bind(.text(subtree.path))) OR (scope >= \(bind(.text(below))) "
+                    + "AND scope < \(bind(.text(subtree.path + "0")))))"
+            case .postgres:
+                return "(scope = \(bind(.text(subtree.path))) OR scope LIKE \(bind(.text(Self.likeEscaped(below) + "%"))) ESCAPE '\\')"
             }
+        }
+        if let subtree { conditions.append(within(subtree)) }
+        if let reach {
+            let above = sequence(first: reach, next: \.parent).dropFirst().map { bind(.text($0.path)) }
+            let aboveCondition = above.isEmpty ? "" : " OR scope IN (\(above.joined(separator: ", ")))"
+            conditions.append("(scope IS NULL\(aboveCondition) OR \(within(reach)))")
+        }
+        if let kinds {
+            conditions.append("kind IN (\(kinds.map { bind(.text($0.rawValue)) }.joined(separator: ", ")))")
         }
         if let scopes {
             let list = scopes.map { bind(.text($0.path)) }.joined(separator: ", ")

@@ -18,11 +18,14 @@ package struct LoggedChange: Sendable, Hashable {
     package var author: ChangeAuthor?
     /// Why, when the writer said.
     package var reason: String?
+    /// When a device made it, by its hybrid logical clock: for a change sync took in from a
+    /// device; nil for one made here.
+    package var stamp: SyncStamp?
 
     /// A change, and what it replaced.
     package init(
         event: ChangeEvent, oldValue: String? = nil, oldRevision: Revision? = nil, time: Double = 0,
-        author: ChangeAuthor? = nil, reason: String? = nil
+        author: ChangeAuthor? = nil, reason: String? = nil, stamp: SyncStamp? = nil
     ) {
         self.event = event
         self.oldValue = oldValue
@@ -30,5 +33,6 @@ package struct LoggedChange: Sendable, Hashable {
         self.time = time
         self.author = author
         self.reason = reason
+        self.stamp = stamp
     }
 }

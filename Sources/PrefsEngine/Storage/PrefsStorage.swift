@@ -55,6 +55,10 @@ package protocol PrefsStorage: Sendable {
     /// authors and reasons; and the oldest revision the log held in full, in the same read.
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage
 
+    /// The conflicts `query` selects, in revision order (newest first if it asks), at most its
+    /// limit.
+    func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]
+
     /// Every named token, with when each was last used as recorded.
     func tokens() async throws -> [StoredToken]
 

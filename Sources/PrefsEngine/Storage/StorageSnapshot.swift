@@ -11,14 +11,20 @@ package struct StorageSnapshot: Sendable {
     package var oldestRevision: Revision
     /// The named tokens.
     package var tokens: [StoredToken]
+    /// What the store keeps as a replica of an upstream (nothing, for one that never synced).
+    package var replica: ReplicaSnapshot
 
     /// A snapshot of `keys` and `tokens` as of `newestRevision`, with the log starting at
     /// `oldestRevision`.
-    package init(keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision, tokens: [StoredToken] = []) {
+    package init(
+        keys: [String: KeyState], newestRevision: Revision, oldestRevision: Revision, tokens: [StoredToken] = [],
+        replica: ReplicaSnapshot = ReplicaSnapshot()
+    ) {
         self.keys = keys
         self.newestRevision = newestRevision
         self.oldestRevision = oldestRevision
         self.tokens = tokens
+        self.replica = replica
     }
 }
 
@@ -28,6 +34,8 @@ extension StorageSnapshot {
     package struct Builder {
         private var keys: [String: KeyState] = [:]
         private var tokens: [StoredToken] = []
+        /// What the store keeps as a replica.
+        package var replica = ReplicaSnapshot()
         /// The key whose values are being gathered, while values come in key order: they are
         /// stored once, rather than the key's state being looked up and copied for every row.
         private var gathering: (key: String, values: [ScopePath: StoredValue])?
@@ -70,7 +78,8 @@ extension StorageSnapshot {
         /// The snapshot of what was added, as of `newestRevision`, the log starting at `oldestRevision`.
         package mutating func snapshot(newestRevision: Revision, oldestRevision: Revision) -> StorageSnapshot {
             flush()
-            return StorageSnapshot(keys: keys, newestRevision: newestRevision, oldestRevision: oldestRevision, tokens: tokens)
+            return StorageSnapshot(
+                keys: keys, newestRevision: newestRevision, oldestRevision: oldestRevision, tokens: tokens, replica: replica)
         }
 
         private mutating func flush() {

@@ -82,6 +82,33 @@ package protocol WriteConnection {
     /// Drops the outcomes stored before `time` (seconds since 1970).
     func pruneOutcomes(storedBefore time: Double) throws
 
+    // MARK: Sync, an upstream's side
+
+    /// The highest sequence number taken in from `device` (0: none yet). Where writers run side
+    /// by side, it holds the device's row until the transaction ends, so that two exchanges of
+    /// one device are taken in one after the other.
+    func appliedSequence(ofDevice device: String) throws -> Int64
+    /// Stores the highest sequence number taken in from `device`.
+    func storeAppliedSequence(_ sequence: Int64, ofDevice device: String) throws
+    /// The newest `set` or `reset` of `key` at `scope` after revision `after` that the log holds,
+    /// as this transaction sees it (with its ``LoggedChange/stamp``); nil if there is none.
+    func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange?
+    /// Stores a conflict sync resolved, under the revision of its `conflict` change (which
+    /// moves with the batch's revisions, like the change's row, where the storage commits the
+    /// batch after other writers' changes).
+    func insertConflict(_ conflict: SyncConflict) throws
+
+    // MARK: Sync, a replica's side
+
+    /// Stores the replica's record (one per database).
+    func storeReplicaRecord(_ record: ReplicaRecord) throws
+    /// Appends a local change to the outbox.
+    func appendOutbox(_ mutation: SyncRequest.Mutation) throws
+    /// Removes the outbox entries with these sequence numbers.
+    func deleteOutbox(sequences: [Int64]) throws
+    /// Stores what the replica took in from its upstream for an entry; nil removes it.
+    func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws
+
     // MARK: Drafts
 
     /// One draft with its attachments, as this transaction sees it.

@@ -4,7 +4,7 @@
 ///
 /// Stamps order changes as causality does — a device that has seen a stamp always stamps later —
 /// and stay close to physical time. Compared field by field, in that order.
-public struct SyncStamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+public struct SyncStamp: Sendable, Hashable, Comparable, Codable, LosslessStringConvertible {
     /// Milliseconds since 1970, as the stamping device's clock read them (or later: see
     /// ``HybridLogicalClock``).
     public var milliseconds: Int64
@@ -24,8 +24,33 @@ public struct SyncStamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         (lhs.milliseconds, lhs.counter, lhs.device) < (rhs.milliseconds, rhs.counter, rhs.device)
     }
 
-    /// `MILLISECONDS.COUNTER@DEVICE`.
+    /// `MILLISECONDS.COUNTER@DEVICE`: how a stamp is written on the wire and in a database.
     public var description: String { "\(milliseconds).\(counter)@\(device)" }
+
+    /// The stamp written `MILLISECONDS.COUNTER@DEVICE` (the device may be empty); nil for any
+    /// other text.
+    public init?(_ description: String) {
+        guard let dot = description.firstIndex(of: "."), let at = description[dot...].firstIndex(of: "@"),
+            let milliseconds = Int64(description[..<dot]),
+            let counter = UInt32(description[description.index(after: dot)..<at])
+        else { return nil }
+        self.init(milliseconds: milliseconds, counter: counter, device: String(description[description.index(after: at)...]))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let stamp = SyncStamp(text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "A stamp is MILLISECONDS.COUNTER@DEVICE, not '\(text)'.")
+        }
+        self = stamp
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 
     /// The stamp no later than `limit`'s physical time: a device whose clock runs ahead does not
     /// win every conflict for as long as it does. An upstream clamps each stamp it takes in to

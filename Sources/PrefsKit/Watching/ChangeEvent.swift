@@ -39,6 +39,10 @@ public struct ChangeEvent: Codable, Sendable, Hashable {
         public static let attachmentRemoved = Kind(rawValue: "attachment.removed")
         /// A draft's validation changed because a compose preference changed (the draft did not).
         public static let validation = Kind(rawValue: "validation")
+        /// Sync resolved a conflict on a key at a scope: ``ChangeEvent/value`` is the
+        /// ``SyncConflict`` recorded (winner, losers, rule). The entry's new value, if it changed,
+        /// is a change of its own.
+        public static let conflict = Kind(rawValue: "conflict")
         /// A named token was created (the audit log's; no watch is told).
         public static let tokenCreated = Kind(rawValue: "token.created")
         /// A named token was revoked (the audit log's; no watch is told).

@@ -1,0 +1,168 @@
+/// The upstream's answer to a ``SyncRequest``: what became of each pushed change, and the
+/// changes after the replica's cursor within the device's scope (after a snapshot, when the
+/// replica needs one).
+public struct SyncAnswer: Codable, Sendable, Hashable {
+    /// What became of one pushed change.
+    public struct Result: Codable, Sendable, Hashable {
+        /// How it ended.
+        public enum Outcome: String, Codable, Sendable, Hashable {
+            /// Applied as it was.
+            case applied
+            /// It met a newer entry; the key's rule decided (a conflict was recorded).
+            case resolved
+            /// It had been taken in already: nothing changed now.
+            case duplicate
+            /// It could not be applied (a lock, the schema, the device's scope); its value is
+            /// kept as a conflict's loser.
+            case refused
+        }
+
+        /// The change's sequence number.
+        public var seq: Int64
+        /// How it ended.
+        public var outcome: Outcome
+        /// The entry it was for.
+        public var key: String
+        /// The entry's scope.
+        public var scope: ScopePath
+        /// The upstream revision of the entry now (0: no entry).
+        public var revision: Revision
+        /// The entry's value now; nil: none.
+        public var value: JSONValue?
+        /// The revision of the conflict recorded, if one was.
+        public var conflict: Revision?
+
+        /// A result.
+        public init(
+            seq: Int64, outcome: Outcome, key: String, scope: ScopePath, revision: Revision, value: JSONValue?,
+            conflict: Revision? = nil
+        ) {
+            self.seq = seq
+            self.outcome = outcome
+            self.key = key
+            self.scope = scope
+            self.revision = revision
+            self.value = value
+            self.conflict = conflict
+        }
+    }
+
+    /// One change of the upstream's log, as a replica takes it in.
+    public struct Change: Codable, Sendable, Hashable {
+        /// The upstream's revision.
+        public var revision: Revision
+        /// `set`, `reset`, `lock`, `unlock`, `schema` or `conflict`.
+        public var kind: ChangeEvent.Kind
+        /// The key.
+        public var key: String
+        /// The scope (none for a schema).
+        public var scope: ScopePath?
+        /// The value set, the schema registered, or the conflict recorded.
+        public var value: JSONValue?
+        /// When it was made (a change made at the upstream: its commit time, device empty).
+        public var stamp: SyncStamp?
+        /// Who made it, as the upstream recorded it.
+        public var author: String?
+        /// Why, when the writer said.
+        public var reason: String?
+
+        /// A change.
+        public init(
+            revision: Revision, kind: ChangeEvent.Kind, key: String, scope: ScopePath?, value: JSONValue?, stamp: SyncStamp?,
+            author: String? = nil, reason: String? = nil
+        ) {
+            self.revision = revision
+            self.kind = kind
+            self.key = key
+            self.scope = scope
+            self.value = value
+            self.stamp = stamp
+            self.author = author
+            self.reason = reason
+        }
+    }
+
+    /// Every entry within the device's reach at one revision: what a fresh replica, or one whose
+    /// cursor fell behind the log's compaction, starts again from.
+    public struct Snapshot: Codable, Sendable, Hashable {
+        /// A value at a scope, with the upstream revision that set it.
+        public struct Value: Codable, Sendable, Hashable {
+            public var key: String
+            public var scope: ScopePath
+            public var value: JSONValue
+            public var revision: Revision
+
+            /// A value.
+            public init(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
+                self.key = key
+                self.scope = scope
+                self.value = value
+                self.revision = revision
+            }
+        }
+
+        /// A lock at a scope.
+        public struct Lock: Codable, Sendable, Hashable {
+            public var key: String
+            public var scope: ScopePath
+            public var revision: Revision
+
+            /// A lock.
+            public init(key: String, scope: ScopePath, revision: Revision) {
+                self.key = key
+                self.scope = scope
+                self.revision = revision
+            }
+        }
+
+        /// The revision it shows.
+        public var revision: Revision
+        /// The values at the device's scope, below it, and above it (which resolve there).
+        public var values: [Value]
+        /// The locks there.
+        public var locks: [Lock]
+        /// Every key's schema.
+        public var schemas: [String: PreferenceSchema]
+
+        /// A snapshot.
+        public init(revision: Revision, values: [Value], locks: [Lock], schemas: [String: PreferenceSchema]) {
+            self.revision = revision
+            self.values = values
+            self.locks = locks
+            self.schemas = schemas
+        }
+    }
+
+    /// The device: the token's name.
+    public var device: String
+    /// What the token may do.
+    public var role: AccessRole
+    /// Where.
+    public var scope: ScopePath
+    /// What became of each pushed change, in order.
+    public var results: [Result]
+    /// Where to start again from, when the replica needs it; the ``changes`` follow it.
+    public var snapshot: Snapshot?
+    /// The changes after the cursor (or the snapshot) within the device's reach, in order.
+    public var changes: [Change]
+    /// The revision the replica has everything up to once it takes this answer in: its next
+    /// cursor.
+    public var cursor: Revision
+    /// Whether more changes follow ``cursor`` already: exchange again at once.
+    public var more: Bool?
+
+    /// An answer.
+    public init(
+        device: String, role: AccessRole, scope: ScopePath, results: [Result], snapshot: Snapshot?, changes: [Change],
+        cursor: Revision, more: Bool? = nil
+    ) {
+        self.device = device
+        self.role = role
+        self.scope = scope
+        self.results = results
+        self.snapshot = snapshot
+        self.changes = changes
+        self.cursor = cursor
+        self.more = more
+    }
+}

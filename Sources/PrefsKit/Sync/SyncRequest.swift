@@ -1,0 +1,69 @@
+/// One exchange a replica starts with its upstream (`POST /v1/sync`, one round trip): the
+/// changes it pushes, and the cursor it pulls after.
+///
+/// The device is the named token the request is made with; its scope bounds what it may push
+/// and what it is sent.
+public struct SyncRequest: Codable, Sendable, Hashable {
+    /// A change made on the device, pushed: the upstream applies it once only (by device and
+    /// ``sequence``), and resolves it by the key's ``MergeRule`` when the entry changed since
+    /// ``base``.
+    public struct Mutation: Codable, Sendable, Hashable {
+        /// The device's sequence number: increasing, never reused. The upstream keeps the
+        /// highest it took in from each device, and answers a repeat as `duplicate`.
+        public var seq: Int64
+        /// The key.
+        public var key: String
+        /// The scope the value was set or reset at.
+        public var scope: ScopePath
+        /// The value set; nil for a reset.
+        public var value: JSONValue?
+        /// The upstream revision of the entry at ``key`` and ``scope`` the change was based on
+        /// (0: no entry).
+        public var base: Revision
+        /// The entry's value at ``base`` (nil: none), for rules that merge (`union`).
+        public var baseValue: JSONValue?
+        /// When the change was made, by the device's hybrid logical clock (its device part is
+        /// left empty: the upstream fills in the token's name).
+        public var stamp: SyncStamp
+        /// Made before the replica had taken its first snapshot: applied only where the
+        /// upstream has no entry, never over one.
+        public var ifAbsent: Bool?
+        /// Who made it on the device (`user (program)`), carried into the upstream's audit log.
+        public var author: String?
+        /// Why, when the writer said.
+        public var reason: String?
+
+        /// A pushed change.
+        public init(
+            seq: Int64, key: String, scope: ScopePath, value: JSONValue?, base: Revision, baseValue: JSONValue? = nil,
+            stamp: SyncStamp, ifAbsent: Bool? = nil, author: String? = nil, reason: String? = nil
+        ) {
+            self.seq = seq
+            self.key = key
+            self.scope = scope
+            self.value = value
+            self.base = base
+            self.baseValue = baseValue
+            self.stamp = stamp
+            self.ifAbsent = ifAbsent
+            self.author = author
+            self.reason = reason
+        }
+    }
+
+    /// The upstream revision the replica has taken in everything up to (0: nothing yet, send a
+    /// snapshot).
+    public var cursor: Revision
+    /// The device's changes, in sequence order.
+    public var mutations: [Mutation]
+    /// How long the upstream may hold the answer, in milliseconds, while it has nothing to send
+    /// (a long poll); 0 or nil: answer at once.
+    public var wait: Int?
+
+    /// An exchange.
+    public init(cursor: Revision, mutations: [Mutation] = [], wait: Int? = nil) {
+        self.cursor = cursor
+        self.mutations = mutations
+        self.wait = wait
+    }
+}
