@@ -38,6 +38,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     let intake: ChangeIntake
     /// The named tokens, as of the newest revision taken in.
     let tokens: AccessTokens
+    /// The store's life as a replica of an upstream; nil for a store that is none.
+    let replica: SyncReplica?
     /// Whether a catch-up with other writers' changes runs (``catchUp()``).
     let catchingUp = Mutex(CatchUpState())
     /// Where the engine reports what it cannot tell a caller.
@@ -110,6 +112,10 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let intake = ChangeIntake(cache: cache, hub: hub, tokens: tokens)
         let pruning = OutcomePruning(retention: configuration.idempotencyRetention)
         let metrics = EngineMetrics(factory: configuration.metricsFactory)
+        let replica = (configuration.upstream ?? snapshot.replica.record?.upstream).map {
+            SyncReplica(ReplicaState(snapshot.replica, upstream: $0))
+        }
+        self.replica = replica
         self.metrics = metrics
         self.cache = cache
         self.hub = hub
@@ -123,7 +129,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                 makeBatch: { connection in
                     WriteBatch(
                         connection: connection, cache: cache, tokens: tokens, rules: rules, overrides: overrides,
-                        time: wallClock.now(), tracksKeysRead: tracksKeysRead)
+                        time: wallClock.now(), tracksKeysRead: tracksKeysRead, replica: replica)
                 },
                 finishTransaction: { batch in
                     try pruning.pruneIfDue(batch)
@@ -132,6 +138,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                 },
                 didCommit: { batch in
                     DebugFaults.batchCommitted()
+                    if let changes = batch.replica { replica?.publish(changes) }
                     intake.publish(batch)
                 }
             ),
@@ -178,6 +185,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         }
         guard let tasks else { return false }
         for task in tasks { task?.cancel() }
+        replica?.stop()
         hub.close()
         return true
     }

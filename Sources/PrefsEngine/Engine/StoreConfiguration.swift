@@ -67,6 +67,11 @@ public struct StoreConfiguration: Sendable {
     /// How often when named tokens were last used is written to the storage (it is kept in memory
     /// between): a minute by default, so `token list` is right to the minute.
     public var tokenUseInterval: Duration = .seconds(60)
+    /// The upstream prefsd this store is a replica of (its URL), or nil. A replica keeps an
+    /// outbox of its local changes from its first write on, and syncs them once it is given a
+    /// way to reach the upstream. A store that has been a replica stays one when opened without
+    /// an upstream: its local changes wait in the outbox for its next sync.
+    public var upstream: String?
     /// What makes the engine's metrics (commits, watches, the change log; see `GET /v1/metrics`):
     /// none by default. Given here rather than taken from the process's `MetricsSystem`, so that
     /// engines in one process (tests) each keep their own.

@@ -75,6 +75,17 @@ package protocol EngineServing: PrefsService {
     /// ``TokensService/revokeToken(named:)`` made in `context`.
     func revokeToken(named name: String, context: WriteContext) async throws -> WriteResult
 
+    // MARK: Sync
+
+    /// ``PrefsEngine/exchange(_:grant:context:)``: one exchange of a device, served.
+    func exchange(_ request: SyncRequest, grant: AccessGrant, context: WriteContext) async throws -> SyncAnswer
+    /// The conflicts sync recorded that `query` selects.
+    func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]
+    /// Where the store's sync with its upstream stands; nil for a store that is no replica.
+    var syncStatus: SyncStatus? { get }
+    /// Exchanges with the upstream until in step, or `timeout` passes.
+    func syncNow(timeout: Duration) async throws -> SyncStatus
+
     /// Brings the engine's gauges up to date, before its metrics are read.
     func refreshMetrics() async
 

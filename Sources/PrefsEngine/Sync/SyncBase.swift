@@ -36,12 +36,12 @@ package struct ReplicaSnapshot: Sendable {
     /// The replica's record; nil for a store that has never synced.
     package var record: ReplicaRecord?
     /// The outbox, in sequence order.
-    package var outbox: [OutboxEntry]
+    package var outbox: [SyncRequest.Mutation]
     /// The upstream's entries as last taken in.
     package var bases: [SyncEntry: SyncBase]
 
     /// A replica's state.
-    package init(record: ReplicaRecord? = nil, outbox: [OutboxEntry] = [], bases: [SyncEntry: SyncBase] = [:]) {
+    package init(record: ReplicaRecord? = nil, outbox: [SyncRequest.Mutation] = [], bases: [SyncEntry: SyncBase] = [:]) {
         self.record = record
         self.outbox = outbox
         self.bases = bases

@@ -12,6 +12,7 @@ extension WriteBatch {
     {
         let key = name.rawValue
         let state = state(of: key)
+        try checkReplicaMayWrite(at: scope)
         try rules.checkSet(key: name, value: value, scope: scope, state: state, permittedLocks: permittedLocks)
         guard state?.values[scope]?.value != value else { return revision }
         let revision = try record(
@@ -21,6 +22,7 @@ extension WriteBatch {
             state.values[scope] = StoredValue(value: value, revision: revision)
         }
         try connection.upsertValue(key: key, scope: scope, value: value, revision: revision)
+        try pushLater(key, at: scope, value: value)
         return revision
     }
 
@@ -29,6 +31,7 @@ extension WriteBatch {
     func resetValue(_ name: KeyName, scope: ScopePath, recursive: Bool, permittedLocks: Set<ScopePath> = []) throws -> Int {
         let key = name.rawValue
         let state = state(of: key)
+        try checkReplicaMayWrite(at: scope)
         try rules.checkReset(key: name, scope: scope, state: state, permittedLocks: permittedLocks)
         let targets = (state?.values.keys.filter { recursive ? scope.contains($0) : $0 == scope } ?? []).sorted()
         for target in targets {
@@ -37,6 +40,7 @@ extension WriteBatch {
                 oldRevision: state?.values[target]?.revision
             ) { state, _ in state.values[target] = nil }
             try connection.deleteValue(key: key, scope: target)
+            try pushLater(key, at: target, value: nil)
         }
         return targets.count
     }
@@ -44,6 +48,7 @@ extension WriteBatch {
     /// Locks `key` at `scope`; nothing changes if it is already locked there.
     func lock(_ name: KeyName, scope: ScopePath) throws {
         let key = name.rawValue
+        try refuseOnReplica("locks")
         guard state(of: key)?.locks[scope] == nil else { return }
         let revision = try record(.lock, key: key, scope: scope) { state, revision in state.locks[scope] = revision }
         try connection.insertLock(key: key, scope: scope, revision: revision)
@@ -53,6 +58,7 @@ extension WriteBatch {
     /// there, and then nothing changes.
     func unlock(_ name: KeyName, scope: ScopePath) throws -> Int {
         let key = name.rawValue
+        try refuseOnReplica("locks")
         guard let locked = state(of: key)?.locks[scope] else { return 0 }
         try record(.unlock, key: key, scope: scope, oldRevision: locked) { state, _ in state.locks[scope] = nil }
         try connection.deleteLock(key: key, scope: scope)

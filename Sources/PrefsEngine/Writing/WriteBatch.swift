@@ -46,6 +46,10 @@ final class WriteBatch {
     private(set) var changes: [CommittedChange] = []
     /// The revision whose state the batch works on: its changes follow it.
     let baseRevision: Revision
+    /// The replica's sync state as committed, where the engine is a replica of an upstream.
+    let replicaState: SyncReplica?
+    /// What the batch changes in the replica's sync state.
+    var replica: ReplicaChanges?
     /// Whether the batch records the keys it reads (``keysRead``): only where other writers run
     /// alongside it.
     private let tracksKeysRead: Bool
@@ -56,7 +60,7 @@ final class WriteBatch {
 
     init(
         connection: any WriteConnection, cache: PreferenceCache, tokens: AccessTokens, rules: PreferenceWriteRules,
-        overrides: [String: JSONValue], time: Double, tracksKeysRead: Bool
+        overrides: [String: JSONValue], time: Double, tracksKeysRead: Bool, replica: SyncReplica? = nil
     ) {
         self.connection = connection
         self.tokens = tokens
@@ -67,6 +71,8 @@ final class WriteBatch {
         self.time = time
         (revision, oldestRevision) = cache.read { ($0.revision, $0.oldestRevision) }
         baseRevision = revision
+        replicaState = replica
+        self.replica = replica?.changes()
     }
 
     /// A key's state as this batch sees it: its own changes, else the committed state.
@@ -111,12 +117,20 @@ final class WriteBatch {
         revision += 1
         var event = event
         event.revision = revision
+        let stamp: SyncStamp? = if case .device(let stamp) = context.sync { stamp } else { nil }
         try connection.appendChange(
             LoggedChange(
                 event: event, oldValue: oldValue, oldRevision: oldRevision, time: time, author: context.origin.author,
-                reason: context.origin.reason))
+                reason: context.origin.reason, stamp: stamp))
         changes.append(CommittedChange(event: event, before: before, after: after))
         return revision
+    }
+
+    /// Marks the batch as depending on every key, so that a storage where writers run side by
+    /// side never moves its revisions past another writer's changes (it runs it again instead):
+    /// for requests whose answers and records carry revisions a move would not reach.
+    func dependsOnEverything() {
+        lookedAtAllKeys = true
     }
 
     /// The keys the batch read (and so wrote): a storage that lets writers run side by side
@@ -142,10 +156,13 @@ final class WriteBatch {
         fileprivate var tokensChanged: [String: StoredToken?]
         fileprivate var revision: Revision
         fileprivate var changeCount: Int
+        fileprivate var replica: ReplicaChanges?
     }
 
     func checkpoint() -> Checkpoint {
-        Checkpoint(touchedChanges: touchedUndo.count, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count)
+        Checkpoint(
+            touchedChanges: touchedUndo.count, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count,
+            replica: replica)
     }
 
     /// Forgets everything done since `checkpoint` (the rows it changed, if any, are rolled back
@@ -157,5 +174,6 @@ final class WriteBatch {
         tokensChanged = checkpoint.tokensChanged
         revision = checkpoint.revision
         changes.removeSubrange(checkpoint.changeCount...)
+        replica = checkpoint.replica
     }
 }

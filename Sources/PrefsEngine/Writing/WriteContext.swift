@@ -13,10 +13,13 @@ package struct WriteContext: Sendable, Hashable {
     package var origin: ChangeOrigin
     /// The request's key and fingerprint, when the write is to be carried out once only.
     package var idempotency: IdempotentRequest?
+    /// Where sync stands in the write: nil for a write made here.
+    package var sync: SyncOrigin?
 
     /// A context; by default that of a write with no author, reason or key of its own.
-    package init(origin: ChangeOrigin = ChangeOrigin(), idempotency: IdempotentRequest? = nil) {
+    package init(origin: ChangeOrigin = ChangeOrigin(), idempotency: IdempotentRequest? = nil, sync: SyncOrigin? = nil) {
         self.origin = origin
         self.idempotency = idempotency
+        self.sync = sync
     }
 }

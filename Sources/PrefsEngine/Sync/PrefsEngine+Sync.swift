@@ -1,0 +1,219 @@
+import Foundation
+import PrefsKit
+import Synchronization
+
+/// Sync across devices, both sides of it: an engine serves its replicas' exchanges (it is their
+/// upstream), and an engine that is a replica pushes its outbox and pulls its upstream's changes.
+extension PrefsEngine {
+    /// The change kinds a replica is sent: preferences, schemas, locks and conflicts.
+    static var syncedKinds: [ChangeEvent.Kind] { [.set, .reset, .lock, .unlock, .schema, .conflict] }
+    /// How many of the upstream's changes one answer carries at most.
+    static var changesPerAnswer: Int { 1000 }
+
+    // MARK: The upstream's side
+
+    /// Serves one exchange of the device whose token `grant` is: takes its changes in (once
+    /// only, conflicts resolved and recorded) and answers with what became of each, and the
+    /// changes after its cursor within its reach — after a snapshot, if it needs one. With
+    /// nothing to send, it waits up to ``SyncRequest/wait`` for a change.
+    ///
+    /// - Throws: ``PrefsError`` — `forbidden` without a named token, or for a reader's push;
+    ///   `invalid_request` for sequence numbers that do not increase; `too_large` beyond
+    ///   ``SyncReplica/mutationsPerExchange`` changes.
+    package func exchange(_ request: SyncRequest, grant: AccessGrant, context: WriteContext) async throws -> SyncAnswer {
+        guard let device = grant.token else {
+            throw PrefsError(
+                .forbidden, "Sync needs a named token: a device is its token (prefsctl token create NAME --role writer --scope S).")
+        }
+        try Self.check(request)
+        var results: [SyncAnswer.Result] = []
+        if !request.mutations.isEmpty {
+            guard grant.role >= .writer else {
+                throw PrefsError(.forbidden, "The token '\(device)' may only read; a reader's device cannot push changes.")
+            }
+            let mutations = request.mutations
+            results = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
+        }
+        let deadline = ContinuousClock.now + .milliseconds(results.isEmpty ? max(0, request.wait ?? 0) : 0)
+        var after = request.cursor
+        while true {
+            let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope)
+            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline {
+                return SyncAnswer(
+                    device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
+                    cursor: cursor, more: more ? true : nil)
+            }
+            // Nothing within the device's reach yet: wait for the next change, wherever it is.
+            after = cursor
+            try await waitForChange(after: cursor, until: deadline)
+            guard token(named: device) != nil else {
+                throw PrefsError(.unauthorized, "The token '\(device)' was revoked.")
+            }
+        }
+    }
+
+    /// Checks a request's shape: at most ``SyncReplica/mutationsPerExchange`` changes, with
+    /// increasing positive sequence numbers.
+    private static func check(_ request: SyncRequest) throws {
+        guard request.mutations.count <= SyncReplica.mutationsPerExchange else {
+            throw PrefsError(
+                .tooLarge, "An exchange pushes at most \(SyncReplica.mutationsPerExchange) changes; this one has \(request.mutations.count).")
+        }
+        guard request.cursor >= 0 else { throw PrefsError(.invalidRequest, "The cursor is a revision, 0 or more.") }
+        var previous: Int64 = 0
+        for mutation in request.mutations {
+            guard mutation.seq > previous else {
+                throw PrefsError(.invalidRequest, "Sequence numbers must increase from 1: \(mutation.seq) follows \(previous).")
+            }
+            previous = mutation.seq
+        }
+    }
+
+    /// The changes after `cursor` within `reach`, or a snapshot when the replica has none yet,
+    /// or its cursor is no longer in the log (or not this upstream's at all).
+    private func pull(after cursor: Revision, reach: ScopePath) async throws
+        -> (snapshot: SyncAnswer.Snapshot?, changes: [SyncAnswer.Change], cursor: Revision, more: Bool)
+    {
+        let (through, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
+        if cursor == 0 || cursor > through || cursor + 1 < oldest {
+            let snapshot = snapshot(reach: reach)
+            return (snapshot, [], snapshot.revision, false)
+        }
+        guard cursor < through else { return (nil, [], cursor, false) }
+        let filter = ChangeLogFilter(reach: reach, kinds: Self.syncedKinds, after: cursor, through: through)
+        let page = try await storage.changeLog(matching: filter, limit: Self.changesPerAnswer)
+        if page.oldestRevision > cursor + 1 {
+            // Compacted as it was read.
+            let snapshot = snapshot(reach: reach)
+            return (snapshot, [], snapshot.revision, false)
+        }
+        let changes = page.changes.compactMap(SyncAnswer.Change.init)
+        let more = page.changes.count == Self.changesPerAnswer
+        return (nil, changes, more ? page.changes.last!.event.revision : through, more)
+    }
+
+    /// Every entry within `reach` (at it, below and above it) and every schema, as of one
+    /// revision.
+    private func snapshot(reach: ScopePath) -> SyncAnswer.Snapshot {
+        cache.read { snapshot in
+            var values: [SyncAnswer.Snapshot.Value] = []
+            var locks: [SyncAnswer.Snapshot.Lock] = []
+            var schemas: [String: PreferenceSchema] = [:]
+            for (key, state) in snapshot.keys {
+                if let schema = state.schema { schemas[key] = schema }
+                for (scope, stored) in state.values where reach.contains(scope) || scope.contains(reach) {
+                    values.append(.init(key: key, scope: scope, value: stored.value, revision: stored.revision))
+                }
+                for (scope, revision) in state.locks where reach.contains(scope) || scope.contains(reach) {
+                    locks.append(.init(key: key, scope: scope, revision: revision))
+                }
+            }
+            values.sort { ($0.key, $0.scope) < ($1.key, $1.scope) }
+            locks.sort { ($0.key, $0.scope) < ($1.key, $1.scope) }
+            return SyncAnswer.Snapshot(revision: snapshot.revision, values: values, locks: locks, schemas: schemas)
+        }
+    }
+
+    /// Returns once a change after `revision` is taken in, or at `deadline`.
+    private func waitForChange(after revision: Revision, until deadline: ContinuousClock.Instant) async throws {
+        let intake = intake
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await intake.waitUntilApplied(revision + 1) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
+        }
+        try ensureOpen()
+    }
+
+    /// The conflicts `query` selects.
+    package func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
+        try await storage.conflicts(query)
+    }
+
+    // MARK: The replica's side
+
+    /// Where the replica's sync stands; nil for a store that is no replica.
+    package var syncStatus: SyncStatus? {
+        replica?.status
+    }
+
+    /// Starts syncing with the upstream through `transport`: a pusher and a long-polling puller
+    /// (``SyncReplica``), until the engine closes. Nothing happens for a store that is no
+    /// replica.
+    package func startSync(through transport: any SyncTransport) {
+        guard let replica else { return }
+        replica.transport.withLock { $0 = transport }
+        let clock = clock
+        replica.start(
+            exchange: { [weak self] pushing, wait in
+                guard let self else { return false }
+                return await self.exchange(through: transport, pushing: pushing, wait: wait)
+            },
+            sleep: { pause in try? await clock.sleep(for: pause) })
+    }
+
+    /// One exchange through `transport`: sends the next request, takes its answer in, and notes
+    /// how it went. Returns whether it succeeded.
+    @discardableResult
+    package func exchange(through transport: any SyncTransport, pushing: Bool, wait: Int?) async -> Bool {
+        guard let replica else { return false }
+        let request = replica.request(pushing: pushing, wait: wait)
+        let outcome: Result<SyncAnswer, any Error>
+        do {
+            let answer = try await transport.exchange(request)
+            try await takeIn(answer)
+            outcome = .success(answer)
+        } catch {
+            outcome = .failure(error)
+        }
+        replica.note(outcome, pushed: request.mutations.count, time: wallClock.now())
+        return (try? outcome.get()) != nil
+    }
+
+    /// The next request this replica would send (the sim sends it itself).
+    package func syncRequest(pushing: Bool, wait: Int? = nil) -> SyncRequest? {
+        replica?.request(pushing: pushing, wait: wait)
+    }
+
+    /// Takes in the upstream's answer: results, snapshot and changes, in one transaction.
+    package func takeIn(_ answer: SyncAnswer) async throws {
+        try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer) }
+    }
+
+    /// Exchanges with the upstream until the outbox is empty and every change the upstream has
+    /// is taken in, or `timeout` passes.
+    ///
+    /// - Throws: ``PrefsError`` — `unreachable` with the last exchange's error if the upstream
+    ///   could not be reached in time; `not_found` for a store that is no replica.
+    package func syncNow(timeout: Duration) async throws -> SyncStatus {
+        guard let replica else { throw PrefsError(.notFound, "This store is no replica: it has no upstream.") }
+        guard let transport = replica.transport.withLock({ $0 }) else {
+            throw PrefsError(.unreachable, "This replica is not syncing: it was opened without a way to reach its upstream.")
+        }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let succeeded = await exchange(through: transport, pushing: true, wait: nil)
+            let status = replica.status
+            if succeeded, status.isInStep { return status }
+            guard ContinuousClock.now < deadline else {
+                throw PrefsError(
+                    .unreachable,
+                    "Not in step with \(status.upstream) after \(timeout): \(status.lastExchange?.error ?? "changes still to exchange").")
+            }
+            if !succeeded { try await clock.sleep(for: replica.pause) }
+        }
+    }
+}
+
+extension SyncAnswer.Change {
+    /// A change of the log as a replica is sent it; nil for one without a key.
+    init?(_ change: LoggedChange) {
+        guard let key = change.event.key else { return nil }
+        self.init(
+            revision: change.event.revision, kind: change.event.kind, key: key, scope: change.event.scope,
+            value: change.event.value,
+            stamp: change.stamp ?? SyncStamp(milliseconds: Int64(change.time * 1000), counter: 0, device: ""),
+            author: change.author?.name, reason: change.reason)
+    }
+}

@@ -1,0 +1,20 @@
+import PrefsKit
+
+/// What one group-commit batch changes in a replica's sync state: its record, the outbox
+/// entries it adds and removes, and the upstream's entries it takes in. An overlay on the
+/// committed state (``ReplicaState``), published to it once the batch commits, so that nothing a
+/// rolled-back batch did is ever pushed.
+struct ReplicaChanges: Sendable {
+    /// The replica's record as the batch leaves it.
+    var record: ReplicaRecord
+    /// The device's clock as the batch leaves it.
+    var clock: HybridLogicalClock
+    /// Outbox entries the batch added, in sequence order.
+    var outboxAdded: [SyncRequest.Mutation] = []
+    /// Sequence numbers of outbox entries the batch removed.
+    var outboxRemoved: Set<Int64> = []
+    /// The upstream's entries the batch took in (nil: removed).
+    var bases: [SyncEntry: SyncBase?] = [:]
+    /// How many conflicts the batch took in.
+    var conflicts = 0
+}

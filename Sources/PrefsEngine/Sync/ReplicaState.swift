@@ -1,0 +1,62 @@
+import PrefsKit
+
+/// A replica's sync state as committed: what the engine keeps in memory of its record, outbox and
+/// the upstream's entries, loaded from the storage at start and updated as batches commit.
+struct ReplicaState: Sendable {
+    /// The record.
+    var record: ReplicaRecord
+    /// The device's clock.
+    var clock: HybridLogicalClock
+    /// The outbox, by sequence number.
+    var outbox: [Int64: SyncRequest.Mutation]
+    /// The sequence numbers of each entry's outbox entries.
+    var pending: [SyncEntry: Set<Int64>]
+    /// The upstream's entries as last taken in.
+    var bases: [SyncEntry: SyncBase]
+    /// How many conflicts the replica has taken in since it started.
+    var conflicts = 0
+
+    /// The state a storage loaded, for a replica of `upstream`.
+    init(_ snapshot: ReplicaSnapshot, upstream: String) {
+        var record = snapshot.record ?? ReplicaRecord(upstream: upstream)
+        let sameUpstream = record.upstream == upstream
+        if !sameUpstream {
+            // Another upstream: its revisions are not the old one's. Start again from its
+            // snapshot; the outbox stays, to be pushed there.
+            record = ReplicaRecord(upstream: upstream, clock: record.clock, nextSequence: record.nextSequence)
+        }
+        if let last = snapshot.outbox.last?.seq { record.nextSequence = max(record.nextSequence, last + 1) }
+        let latest = ([record.clock].compactMap { $0 } + snapshot.outbox.map { $0.stamp }).max()
+        self.record = record
+        clock = HybridLogicalClock(device: "", after: latest)
+        outbox = Dictionary(uniqueKeysWithValues: snapshot.outbox.map { ($0.seq, $0) })
+        pending = [:]
+        for mutation in snapshot.outbox {
+            pending[SyncEntry(key: mutation.key, scope: mutation.scope), default: []].insert(mutation.seq)
+        }
+        bases = sameUpstream ? snapshot.bases : [:]
+    }
+
+    /// A batch's changes, once it has committed.
+    mutating func apply(_ changes: ReplicaChanges) {
+        record = changes.record
+        clock = changes.clock
+        for mutation in changes.outboxAdded {
+            outbox[mutation.seq] = mutation
+            pending[SyncEntry(key: mutation.key, scope: mutation.scope), default: []].insert(mutation.seq)
+        }
+        for sequence in changes.outboxRemoved {
+            guard let mutation = outbox.removeValue(forKey: sequence) else { continue }
+            let entry = SyncEntry(key: mutation.key, scope: mutation.scope)
+            pending[entry]?.remove(sequence)
+            if pending[entry]?.isEmpty == true { pending[entry] = nil }
+        }
+        for (entry, base) in changes.bases { bases[entry] = base ?? nil }
+        conflicts += changes.conflicts
+    }
+
+    /// The oldest outbox entries, at most `limit`, in sequence order.
+    func nextMutations(limit: Int) -> [SyncRequest.Mutation] {
+        outbox.keys.sorted().prefix(limit).map { outbox[$0]! }
+    }
+}

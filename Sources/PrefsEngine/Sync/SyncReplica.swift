@@ -1,0 +1,154 @@
+import Foundation
+import PrefsKit
+import Synchronization
+
+/// A store's life as a replica of an upstream prefsd: its committed sync state (``ReplicaState``),
+/// the exchanges that push its outbox and pull the upstream's changes, and what `prefsctl sync`
+/// shows of them.
+///
+/// Two loops run while the engine syncs: a *pusher*, woken by every commit that adds to the
+/// outbox, which pushes at once; and a *puller*, which holds a long poll open so that the
+/// upstream's changes arrive as they are made. Either takes in everything its answer carries; the
+/// upstream takes each change in once only, and a cursor only moves forward, so the two never
+/// need to wait for each other. A failed exchange is tried again after a pause that doubles up
+/// to ``longestPause``.
+final class SyncReplica: Sendable {
+    /// How many outbox entries one exchange pushes at most.
+    static let mutationsPerExchange = 1000
+    /// How long the puller's long poll may wait at the upstream, in milliseconds.
+    static let longPoll = 25_000
+    /// The pause after a first failed exchange.
+    static let firstPause = Duration.milliseconds(50)
+    /// The longest pause between failed exchanges.
+    static let longestPause = Duration.seconds(5)
+
+    private let state: Mutex<ReplicaState>
+    private let log = Mutex(ExchangeLog())
+    private let pushes: AsyncStream<Void>
+    private let pushWanted: AsyncStream<Void>.Continuation
+    private let loops = Mutex<[Task<Void, Never>]>([])
+    /// How the replica reaches its upstream, once it syncs.
+    let transport = Mutex<(any SyncTransport)?>(nil)
+
+    /// What the replica remembers of its exchanges since it started.
+    private struct ExchangeLog {
+        var last: SyncStatus.Exchange?
+        var lastSuccess: Double?
+        var upstreamRevision: Revision?
+        var failures = 0
+    }
+
+    init(_ state: ReplicaState) {
+        self.state = Mutex(state)
+        (pushes, pushWanted) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: What batches read and publish
+
+    /// A batch's starting point: no changes yet to the committed state.
+    func changes() -> ReplicaChanges {
+        state.withLock { ReplicaChanges(record: $0.record, clock: $0.clock) }
+    }
+
+    /// The upstream's entry as committed.
+    func base(of entry: SyncEntry) -> SyncBase? {
+        state.withLock { $0.bases[entry] }
+    }
+
+    /// The sequence numbers of `entry`'s outbox entries, as committed.
+    func pendingSequences(of entry: SyncEntry) -> Set<Int64> {
+        state.withLock { $0.pending[entry] ?? [] }
+    }
+
+    /// Takes in a committed batch's changes; wakes the pusher if it added to the outbox.
+    func publish(_ changes: ReplicaChanges) {
+        state.withLock { $0.apply(changes) }
+        if !changes.outboxAdded.isEmpty { pushWanted.yield() }
+    }
+
+    // MARK: Exchanges
+
+    /// The next request: the cursor, and the oldest outbox entries if `pushing`.
+    func request(pushing: Bool, wait: Int?) -> SyncRequest {
+        state.withLock { state in
+            SyncRequest(
+                cursor: state.record.cursor,
+                mutations: pushing ? state.nextMutations(limit: Self.mutationsPerExchange) : [], wait: wait)
+        }
+    }
+
+    /// Whether the outbox has entries.
+    var hasOutbox: Bool {
+        state.withLock { !$0.outbox.isEmpty }
+    }
+
+    /// Notes how an exchange ended, at `time` (seconds since 1970).
+    func note(_ outcome: Result<SyncAnswer, any Error>, pushed: Int, time: Double) {
+        log.withLock { log in
+            switch outcome {
+            case .success(let answer):
+                log.last = SyncStatus.Exchange(time: time, succeeded: true, pushed: pushed, pulled: answer.changes.count)
+                log.lastSuccess = time
+                log.upstreamRevision = max(log.upstreamRevision ?? 0, answer.cursor)
+                log.failures = 0
+            case .failure(let error):
+                let message = (error as? PrefsError).map { "\($0.code.rawValue): \($0.message)" } ?? "\(error)"
+                log.last = SyncStatus.Exchange(time: time, succeeded: false, error: message, pushed: 0, pulled: 0)
+                log.failures += 1
+            }
+        }
+    }
+
+    /// The pause before trying again after the exchanges that failed in a row.
+    var pause: Duration {
+        let failures = log.withLock { $0.failures }
+        var pause = Self.firstPause
+        for _ in 1..<max(1, min(failures, 16)) where pause < Self.longestPause { pause *= 2 }
+        return min(pause, Self.longestPause)
+    }
+
+    /// Where sync stands.
+    var status: SyncStatus {
+        let (record, outbox, conflicts) = state.withLock { ($0.record, $0.outbox.count, $0.conflicts) }
+        return log.withLock { log in
+            SyncStatus(
+                upstream: record.upstream, device: record.device, role: record.role, scope: record.scope, cursor: record.cursor,
+                upstreamRevision: log.upstreamRevision, outbox: outbox, snapshotTaken: record.snapshotTaken,
+                lastExchange: log.last, lastSuccess: log.lastSuccess, conflicts: conflicts)
+        }
+    }
+
+    // MARK: Loops
+
+    /// Starts the pusher and the puller, each running `exchange` (which sends a request and takes
+    /// its answer in) until ``stop()``.
+    func start(
+        exchange: @escaping @Sendable (_ pushing: Bool, _ wait: Int?) async -> Bool, sleep: @escaping @Sendable (Duration) async -> Void
+    ) {
+        let pusher = Task { [pushes] in
+            for await _ in pushes {
+                // Until the outbox is empty, pausing after an exchange that failed.
+                while !Task.isCancelled, hasOutbox {
+                    guard await exchange(true, nil) else {
+                        await sleep(pause)
+                        continue
+                    }
+                }
+            }
+        }
+        let puller = Task {
+            while !Task.isCancelled {
+                if await exchange(false, Self.longPoll) { continue }
+                await sleep(pause)
+            }
+        }
+        loops.withLock { $0 = [pusher, puller] }
+        if hasOutbox { pushWanted.yield() }
+    }
+
+    /// Stops the loops.
+    func stop() {
+        pushWanted.finish()
+        for task in loops.withLock({ $0 }) { task.cancel() }
+    }
+}

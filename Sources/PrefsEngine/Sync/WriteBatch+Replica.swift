@@ -1,0 +1,213 @@
+import Foundation
+import PrefsKit
+
+/// A replica's side of a batch: its local changes go to the outbox in their own transaction, and
+/// what its upstream answers is taken in — results, a snapshot, the upstream's changes — as
+/// changes of the replica's own, without the rules the upstream applied already.
+extension WriteBatch {
+    // MARK: Local changes
+
+    /// Throws `forbidden` if this replica's device may not make a change at `scope` (its grant,
+    /// as the upstream said it). Nothing is checked for a store that is not a replica, for what
+    /// the upstream sent, or before the upstream has said anything.
+    func checkReplicaMayWrite(at scope: ScopePath) throws {
+        guard let record = replica?.record, context.sync == nil, let role = record.role, let reach = record.scope else { return }
+        let device = record.device.map { "'\($0)'" } ?? "this device"
+        guard role >= .writer else {
+            throw PrefsError(.forbidden, "The token of \(device) at the upstream may only read; the change was not made.")
+        }
+        guard reach.contains(scope) else {
+            throw PrefsError(
+                .forbidden,
+                "The token of \(device) may write at \(reach.path) and below; \(scope.path) is outside it, so the change was not made."
+            )
+        }
+    }
+
+    /// Throws `forbidden` on a replica, for changes only its upstream makes (locks).
+    func refuseOnReplica(_ what: String) throws {
+        guard replica != nil, context.sync == nil else { return }
+        throw PrefsError(.forbidden, "A replica takes its \(what) from its upstream: change it there.")
+    }
+
+    /// Adds a local change of `key` at `scope` (nil: a reset) to the outbox, based on the
+    /// upstream's entry as last taken in; on a store that is not a replica, or for what the
+    /// upstream sent, nothing.
+    func pushLater(_ key: String, at scope: ScopePath, value: JSONValue?) throws {
+        guard var changes = replica, context.sync == nil else { return }
+        let base = syncBase(of: SyncEntry(key: key, scope: scope))
+        let mutation = SyncRequest.Mutation(
+            seq: changes.record.nextSequence, key: key, scope: scope, value: value, base: base?.revision ?? 0,
+            baseValue: base?.value, stamp: changes.clock.stamp(now: Int64(time * 1000)),
+            ifAbsent: changes.record.snapshotTaken ? nil : true, author: context.origin.author?.name,
+            reason: context.origin.reason)
+        try connection.appendOutbox(mutation)
+        changes.record.nextSequence += 1
+        changes.record.clock = changes.clock.latest
+        changes.outboxAdded.append(mutation)
+        replica = changes
+    }
+
+    /// The upstream's entry as this batch sees it.
+    func syncBase(of entry: SyncEntry) -> SyncBase? {
+        if let changed = replica?.bases[entry] { return changed }
+        return replicaState?.base(of: entry)
+    }
+
+    /// How many outbox entries `entry` has, as this batch sees them.
+    private func pendingCount(of entry: SyncEntry) -> Int {
+        guard let changes = replica else { return 0 }
+        let committed = replicaState?.pendingSequences(of: entry) ?? []
+        let added = changes.outboxAdded.filter { $0.key == entry.key && $0.scope == entry.scope }.count
+        return committed.subtracting(changes.outboxRemoved).count + added
+    }
+
+    // MARK: The upstream's answer
+
+    /// Takes in the upstream's answer to `request`: the results of its pushed changes, a
+    /// snapshot if one came, and the upstream's changes after the cursor.
+    func takeIn(_ answer: SyncAnswer) throws {
+        guard var changes = replica else { return }
+        changes.record.device = answer.device
+        changes.record.role = answer.role
+        changes.record.scope = answer.scope
+        replica = changes
+        for result in answer.results {
+            replica!.outboxRemoved.insert(result.seq)
+            try connection.deleteOutbox(sequences: [result.seq])
+            try takeIn(entry: SyncEntry(key: result.key, scope: result.scope), revision: result.revision, value: result.value)
+        }
+        if let snapshot = answer.snapshot, snapshot.revision > replica!.record.cursor {
+            try takeIn(snapshot, reach: answer.scope)
+        }
+        for change in answer.changes where change.revision > replica!.record.cursor {
+            try takeIn(change)
+            replica!.record.cursor = change.revision
+        }
+        replica!.record.cursor = max(replica!.record.cursor, answer.cursor)
+        replica!.record.clock = replica!.clock.latest
+        try connection.storeReplicaRecord(replica!.record)
+    }
+
+    /// Takes in the upstream's entry at `revision` (0 and nil: none), unless the replica has a
+    /// newer one; the local value follows it unless a local change of the entry is still to be
+    /// pushed (it keeps showing until its own answer comes).
+    private func takeIn(entry: SyncEntry, revision: Revision, value: JSONValue?) throws {
+        if let base = syncBase(of: entry), revision > 0, base.revision >= revision { return }
+        let base: SyncBase? = revision == 0 && value == nil ? nil : SyncBase(revision: revision, value: value)
+        replica!.bases[entry] = base
+        try connection.storeSyncBase(base, for: entry)
+        guard pendingCount(of: entry) == 0 else { return }
+        try placeFromUpstream(value, key: entry.key, at: entry.scope)
+    }
+
+    /// Takes in one of the upstream's changes.
+    private func takeIn(_ change: SyncAnswer.Change) throws {
+        if let stamp = change.stamp { replica!.clock.receive(stamp, now: Int64(time * 1000)) }
+        switch (change.kind, change.scope) {
+        case (.set, let scope?):
+            try takeIn(entry: SyncEntry(key: change.key, scope: scope), revision: change.revision, value: change.value)
+        case (.reset, let scope?):
+            let entry = SyncEntry(key: change.key, scope: scope)
+            if let base = syncBase(of: entry), base.revision >= change.revision { return }
+            replica!.bases[entry] = .some(nil)
+            try connection.storeSyncBase(nil, for: entry)
+            if pendingCount(of: entry) == 0 { try placeFromUpstream(nil, key: change.key, at: scope) }
+        case (.lock, let scope?):
+            try placeLockFromUpstream(true, key: change.key, at: scope)
+        case (.unlock, let scope?):
+            try placeLockFromUpstream(false, key: change.key, at: scope)
+        case (.schema, _):
+            guard let value = change.value else { return }
+            try placeSchemaFromUpstream(try PreferenceSchema(json: value.canonicalData), key: change.key)
+        case (.conflict, _):
+            guard let value = change.value else { return }
+            let conflict = try JSONDecoder().decode(SyncConflict.self, from: value.canonicalData)
+            try recordEvent(ChangeEvent(revision: 0, kind: .conflict, key: change.key, scope: change.scope, value: value))
+            try connection.insertConflict(conflict)
+            replica!.conflicts += 1
+        default:
+            break
+        }
+    }
+
+    /// Makes the replica's entries within `reach` (at it, below and above it) those of
+    /// `snapshot`, but for entries with local changes still to be pushed.
+    private func takeIn(_ snapshot: SyncAnswer.Snapshot, reach: ScopePath) throws {
+        func reaches(_ scope: ScopePath) -> Bool { reach.contains(scope) || scope.contains(reach) }
+        let values = Dictionary(snapshot.values.map { (SyncEntry(key: $0.key, scope: $0.scope), $0) }, uniquingKeysWith: { $1 })
+        let locks = Set(snapshot.locks.map { SyncEntry(key: $0.key, scope: $0.scope) })
+        for (key, schema) in snapshot.schemas.sorted(by: { $0.key < $1.key }) {
+            try placeSchemaFromUpstream(schema, key: key)
+        }
+        for (key, state) in allKeys().sorted(by: { $0.key < $1.key }) {
+            for scope in state.locks.keys.sorted() where reaches(scope) && !locks.contains(SyncEntry(key: key, scope: scope)) {
+                try placeLockFromUpstream(false, key: key, at: scope)
+            }
+            for scope in state.values.keys.sorted() where reaches(scope) && values[SyncEntry(key: key, scope: scope)] == nil {
+                let entry = SyncEntry(key: key, scope: scope)
+                replica!.bases[entry] = .some(nil)
+                try connection.storeSyncBase(nil, for: entry)
+                if pendingCount(of: entry) == 0 { try placeFromUpstream(nil, key: key, at: scope) }
+            }
+        }
+        for (entry, value) in values.sorted(by: { $0.key < $1.key }) {
+            let base = SyncBase(revision: value.revision, value: value.value)
+            replica!.bases[entry] = base
+            try connection.storeSyncBase(base, for: entry)
+            if pendingCount(of: entry) == 0 { try placeFromUpstream(value.value, key: entry.key, at: entry.scope) }
+        }
+        for lock in snapshot.locks {
+            try placeLockFromUpstream(true, key: lock.key, at: lock.scope)
+        }
+        replica!.record.cursor = snapshot.revision
+        replica!.record.snapshotTaken = true
+    }
+
+    // MARK: Placing what the upstream decided
+
+    /// Makes the local value of `key` at `scope` `value` (nil: none), as the upstream has it.
+    private func placeFromUpstream(_ value: JSONValue?, key: String, at scope: ScopePath) throws {
+        let state = state(of: key)
+        let stored = state?.values[scope]
+        guard stored?.value != value else { return }
+        if let value {
+            let revision = try record(
+                .set, key: key, scope: scope, value: value, oldValue: stored?.value.canonicalText, oldRevision: stored?.revision
+            ) { state, revision in
+                state.values[scope] = StoredValue(value: value, revision: revision)
+            }
+            try connection.upsertValue(key: key, scope: scope, value: value, revision: revision)
+        } else {
+            try record(.reset, key: key, scope: scope, oldValue: stored?.value.canonicalText, oldRevision: stored?.revision) {
+                state, _ in state.values[scope] = nil
+            }
+            try connection.deleteValue(key: key, scope: scope)
+        }
+    }
+
+    /// Locks or unlocks `key` at `scope`, as the upstream has it.
+    private func placeLockFromUpstream(_ locked: Bool, key: String, at scope: ScopePath) throws {
+        let lockedHere = state(of: key)?.locks[scope]
+        switch (locked, lockedHere) {
+        case (true, nil):
+            let revision = try record(.lock, key: key, scope: scope) { state, revision in state.locks[scope] = revision }
+            try connection.insertLock(key: key, scope: scope, revision: revision)
+        case (false, let revision?):
+            try record(.unlock, key: key, scope: scope, oldRevision: revision) { state, _ in state.locks[scope] = nil }
+            try connection.deleteLock(key: key, scope: scope)
+        default:
+            break
+        }
+    }
+
+    /// Registers `schema` for `key`, as the upstream has it.
+    private func placeSchemaFromUpstream(_ schema: PreferenceSchema, key: String) throws {
+        let state = state(of: key)
+        guard state?.schema != schema else { return }
+        let revision = try record(.schema, key: key, scope: nil, value: schema.jsonValue, oldValue: state?.schema?.canonicalText) {
+            state, _ in state.schema = schema
+        }
+        try connection.upsertSchema(key: key, schema: schema, revision: revision)
+    }
+}

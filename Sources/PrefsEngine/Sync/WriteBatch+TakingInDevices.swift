@@ -1,0 +1,184 @@
+import Foundation
+import PrefsKit
+
+/// An upstream taking in a device's pushed changes, inside one batch's transaction: each once
+/// only (by device and sequence number), applied where its base is current, resolved by the
+/// key's ``MergeRule`` where it is not, and every conflict recorded in the same transaction.
+extension WriteBatch {
+    /// How far ahead of the upstream's clock a device's stamp may be before it is clamped, in
+    /// milliseconds: five minutes, so that a device whose clock is wrong cannot win every
+    /// conflict for as long as it is.
+    static let toleratedSkew: Int64 = 5 * 60 * 1000
+
+    /// Takes in `mutations` from `device`, whose token may write at `reach`, in order; returns
+    /// what became of each.
+    func takeIn(_ mutations: [SyncRequest.Mutation], from device: String, reach: ScopePath) throws -> [SyncAnswer.Result] {
+        // Answers and conflicts carry revisions: where writers run side by side, the batch runs
+        // again rather than moving them.
+        dependsOnEverything()
+        let requestContext = context
+        defer { context = requestContext }
+        var applied = try connection.appliedSequence(ofDevice: device)
+        var results: [SyncAnswer.Result] = []
+        results.reserveCapacity(mutations.count)
+        let latestAccepted = Int64(time * 1000) + Self.toleratedSkew
+        for mutation in mutations {
+            let entry = SyncEntry(key: mutation.key, scope: mutation.scope)
+            guard mutation.seq > applied else {
+                results.append(result(mutation, .duplicate, entry: entry))
+                continue
+            }
+            applied = mutation.seq
+            var stamp = mutation.stamp.clamped(toAtMost: latestAccepted)
+            stamp.device = device
+            var origin = requestContext.origin
+            origin.author = ChangeAuthor(name: "token:\(device)", agent: mutation.author, host: origin.author?.host)
+            origin.reason = mutation.reason
+            context = WriteContext(origin: origin, sync: .device(stamp))
+            results.append(try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry))
+        }
+        try connection.storeAppliedSequence(applied, ofDevice: device)
+        return results
+    }
+
+    /// Takes in one change, made at `stamp`.
+    private func takeIn(
+        _ mutation: SyncRequest.Mutation, stamped stamp: SyncStamp, from device: String, reach: ScopePath, entry: SyncEntry
+    ) throws -> SyncAnswer.Result {
+        let name: KeyName
+        do {
+            name = try KeyName(mutation.key)
+            guard reach.contains(mutation.scope) else {
+                throw PrefsError(
+                    .forbidden, "The device '\(device)' may write at \(reach.path) and below; \(mutation.scope.path) is outside it.")
+            }
+        } catch let error as PrefsError {
+            return try refuse(mutation, stamped: stamp, entry: entry, because: error)
+        }
+        let current = state(of: mutation.key)?.values[mutation.scope]
+        let currentRevision = current?.revision ?? 0
+        if mutation.ifAbsent == true {
+            guard current == nil else {
+                let detail = "It was made before the device's first sync, so it fills only what is absent."
+                return try recordLoss(mutation, stamped: stamp, entry: entry, rule: .init(.upstream), detail: detail)
+            }
+            return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+        }
+        if mutation.base == currentRevision {
+            return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+        }
+        // The entry changed since the device's base: by whom, and when?
+        let last = try connection.lastChange(of: mutation.key, at: mutation.scope, after: current.map { $0.revision - 1 } ?? mutation.base)
+        if let lastStamp = last?.stamp, lastStamp.device == device {
+            // The device's own change, taken in after its base: this one follows it.
+            return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+        }
+        let upstreamStamp = last.map { $0.stamp ?? SyncStamp(milliseconds: Int64($0.time * 1000), counter: 0, device: "") }
+        let rule = state(of: mutation.key)?.schema?.merge ?? .default
+        let resolution = ConflictResolution(
+            rule, base: mutation.baseValue,
+            upstream: .init(value: current?.value, stamp: upstreamStamp ?? SyncStamp(milliseconds: 0, counter: 0, device: "")),
+            device: .init(value: mutation.value, stamp: stamp))
+        guard resolution.upstreamLost || resolution.deviceLost else {
+            return result(mutation, .applied, entry: entry)
+        }
+        if resolution.upstreamLost {
+            if resolution.outcome == .merged { context.sync = nil }
+            do {
+                try place(resolution.value, name: name, at: mutation.scope)
+            } catch let error as PrefsError {
+                return try refuse(mutation, stamped: stamp, entry: entry, because: error)
+            }
+        }
+        var losers: [SyncConflict.Side] = []
+        if resolution.deviceLost {
+            losers.append(.init(value: mutation.value, device: device, stamp: stamp, sequence: mutation.seq))
+        }
+        if resolution.upstreamLost {
+            let lastDevice = upstreamStamp.flatMap { $0.device.isEmpty ? nil : $0.device }
+            losers.append(.init(value: current?.value, device: lastDevice, stamp: upstreamStamp, revision: current?.revision))
+        }
+        let winnerDevice = resolution.outcome == .device ? device : (resolution.outcome == .upstream ? upstreamStamp?.device : nil)
+        let winnerStamp: SyncStamp? = resolution.outcome == .device ? stamp : (resolution.outcome == .upstream ? upstreamStamp : nil)
+        let conflict = try recordConflict(
+            entry: entry, rule: .init(rule),
+            winner: .init(value: resolution.value, device: winnerDevice.flatMap { $0.isEmpty ? nil : $0 }, stamp: winnerStamp),
+            losers: losers, detail: nil)
+        return result(mutation, .resolved, entry: entry, conflict: conflict)
+    }
+
+    /// Applies `value` (nil: a reset) as the device's change; refuses it, recording it as a
+    /// loser, if the upstream's rules do (a lock, the schema).
+    private func applyOrRefuse(
+        _ mutation: SyncRequest.Mutation, value: JSONValue?, name: KeyName, stamped stamp: SyncStamp, entry: SyncEntry,
+        outcome: SyncAnswer.Result.Outcome
+    ) throws -> SyncAnswer.Result {
+        do {
+            try place(value, name: name, at: mutation.scope)
+        } catch let error as PrefsError {
+            return try refuse(mutation, stamped: stamp, entry: entry, because: error)
+        }
+        return result(mutation, outcome, entry: entry)
+    }
+
+    /// Sets `value` at `scope`, or resets it there when nil.
+    private func place(_ value: JSONValue?, name: KeyName, at scope: ScopePath) throws {
+        if let value {
+            _ = try setValue(name, to: value, scope: scope)
+        } else {
+            _ = try resetValue(name, scope: scope, recursive: false)
+        }
+    }
+
+    /// Records a change the upstream could not apply, kept as a conflict's loser.
+    private func refuse(_ mutation: SyncRequest.Mutation, stamped stamp: SyncStamp, entry: SyncEntry, because error: PrefsError)
+        throws -> SyncAnswer.Result
+    {
+        var result = try recordLoss(mutation, stamped: stamp, entry: entry, rule: .refused, detail: error.message)
+        result.outcome = .refused
+        return result
+    }
+
+    /// Records that the entry stays as it is and `mutation` lost.
+    private func recordLoss(
+        _ mutation: SyncRequest.Mutation, stamped stamp: SyncStamp, entry: SyncEntry, rule: SyncConflict.Rule, detail: String
+    ) throws -> SyncAnswer.Result {
+        let current = state(of: entry.key)?.values[entry.scope]
+        let conflict = try recordConflict(
+            entry: entry, rule: rule, winner: .init(value: current?.value, revision: current?.revision),
+            losers: [.init(value: mutation.value, device: stamp.device, stamp: stamp, sequence: mutation.seq)], detail: detail)
+        return result(mutation, .resolved, entry: entry, conflict: conflict)
+    }
+
+    /// Records a conflict: a `conflict` change in the log, and its row. Returns its revision.
+    private func recordConflict(
+        entry: SyncEntry, rule: SyncConflict.Rule, winner: SyncConflict.Side, losers: [SyncConflict.Side], detail: String?
+    ) throws -> Revision {
+        var winner = winner
+        if winner.revision == nil { winner.revision = state(of: entry.key)?.values[entry.scope]?.revision }
+        let conflict = SyncConflict(
+            revision: revision + 1, key: entry.key, scope: entry.scope, rule: rule, winner: winner, losers: losers, time: time,
+            detail: detail)
+        context.sync = nil
+        try recordEvent(ChangeEvent(revision: 0, kind: .conflict, key: entry.key, scope: entry.scope, value: try conflict.jsonValue))
+        try connection.insertConflict(conflict)
+        return conflict.revision
+    }
+
+    /// What became of `mutation`: the entry as the batch leaves it.
+    private func result(
+        _ mutation: SyncRequest.Mutation, _ outcome: SyncAnswer.Result.Outcome, entry: SyncEntry, conflict: Revision? = nil
+    ) -> SyncAnswer.Result {
+        let stored = state(of: entry.key)?.values[entry.scope]
+        return SyncAnswer.Result(
+            seq: mutation.seq, outcome: outcome, key: entry.key, scope: entry.scope, revision: stored?.revision ?? 0,
+            value: stored?.value, conflict: conflict)
+    }
+}
+
+extension SyncConflict {
+    /// The conflict as a JSON value: what its `conflict` change carries.
+    var jsonValue: JSONValue {
+        get throws { try JSONValue(parsing: JSONEncoder().encode(self)) }
+    }
+}
