@@ -232,7 +232,7 @@ let package = Package(
             dependencies: ["PrefsKit", "PrefsStore", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
-        .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages"], swiftSettings: swiftSettings),
+        .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages", "TestHarness"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsKitMacrosTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import PrefsKit
+import TestHarness
 import Testing
 
 @Suite("Hybrid logical clocks")
@@ -79,20 +80,5 @@ struct HybridLogicalClockTests {
             SyncStamp(milliseconds: 1, counter: 5, device: "b"), SyncStamp(milliseconds: 1, counter: 0, device: "z"),
         ]
         #expect(stamps.sorted().map(\.description) == ["1.0@z", "1.5@b", "1.5@z", "2.0@a"])
-    }
-}
-
-/// A small seeded generator (SplitMix64), so that a schedule replays exactly from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PrefsKit
+import TestHarness
 import Testing
 
 @Suite("Three-way merge")

@@ -1,0 +1,352 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import PrefsStore
+import Synchronization
+import TestHarness
+
+/// The time of a simulation, in milliseconds since 1970: every device reads it with a skew of
+/// its own, and only the simulation moves it.
+final class SimulatedTime: Sendable {
+    private let milliseconds: Mutex<Int64>
+
+    init(_ start: Int64) {
+        milliseconds = Mutex(start)
+    }
+
+    var now: Int64 { milliseconds.withLock { $0 } }
+
+    func advance(by step: Int64) {
+        milliseconds.withLock { $0 += step }
+    }
+
+    /// A wall clock that reads this time `skew` milliseconds off.
+    func wallClock(skew: Int64) -> WallClock {
+        WallClock { [self] in Double(now + skew) / 1000 }
+    }
+}
+
+/// A deterministic simulation of sync: one upstream engine and several replicas, each a SQLite
+/// store in its own file, exchanging through a network the simulation controls — which drops,
+/// duplicates, delays, reorders and partitions messages — while devices write offline, are
+/// killed and restarted from their files, and join late. Everything runs in one task, one step
+/// at a time, chosen by a generator seeded with ``seed``: a schedule replays exactly.
+final class SyncSimulation {
+    /// Where every device's token may write.
+    static let reach: ScopePath = "/accounts/alice"
+    /// The scopes writes are made at: the reach, below it, above it, and beside it.
+    static let scopes: [ScopePath] = ["/", "/accounts", "/accounts/alice", "/accounts/alice/threads/1", "/accounts/bob"]
+    /// The scopes whose effective values must agree once the network heals.
+    static let checkedScopes: [ScopePath] = ["/accounts/alice", "/accounts/alice/threads/1", "/accounts/alice/threads/2"]
+    /// The keys, one per merge rule.
+    static let schemas: [String: String] = [
+        "sim.lww": #"{"type": "string"}"#,
+        "sim.max": #"{"type": "int", "merge": "max"}"#,
+        "sim.min": #"{"type": "int", "merge": "min"}"#,
+        "sim.union": #"{"type": "array", "merge": "union"}"#,
+        "sim.kept": #"{"type": "string", "merge": "upstream"}"#,
+    ]
+
+    /// A device: a replica's files, and the engine open on them while the device runs.
+    final class Device {
+        let name: String
+        let path: String
+        /// How far the device's clock is off, in milliseconds.
+        let skew: Int64
+        /// The step the device first starts at.
+        let joinsAt: Int
+        var store: EmbeddedStore?
+        /// How many times it has started: answers sent to an earlier run are lost with it.
+        var incarnation = 0
+        var partitioned = false
+        /// Whether it has made any write of its own.
+        var wrote = false
+
+        init(name: String, path: String, skew: Int64, joinsAt: Int) {
+            self.name = name
+            self.path = path
+            self.skew = skew
+            self.joinsAt = joinsAt
+        }
+    }
+
+    /// A message on its way.
+    struct Message {
+        enum Payload {
+            case request(SyncRequest)
+            case answer(SyncAnswer)
+        }
+
+        var device: Int
+        var incarnation: Int
+        var deliverAt: Int
+        var payload: Payload
+    }
+
+    /// A local write a device acknowledged: what it must lead to upstream.
+    struct Acknowledged {
+        var device: String
+        var seq: Int64
+        var key: String
+        var scope: ScopePath
+        var value: JSONValue?
+    }
+
+    let seed: UInt64
+    private var random: SplitMix64
+    let time = SimulatedTime(1_800_000_000_000)
+    let folder: URL
+    private(set) var upstream: EmbeddedStore!
+    private(set) var devices: [Device] = []
+    private var network: [Message] = []
+    private(set) var step = 0
+    /// The local writes devices acknowledged.
+    private(set) var acknowledged: [Acknowledged] = []
+    /// What the upstream made of each pushed change, by `device#seq`, as it answered (whether
+    /// or not the answer arrived).
+    private(set) var outcomes: [String: [SyncAnswer.Result]] = [:]
+    /// What happened, step by step, to read when a schedule fails.
+    private(set) var trace: [String] = []
+
+    init(seed: UInt64) throws {
+        self.seed = seed
+        random = SplitMix64(seed: seed)
+        folder = FileManager.default.temporaryDirectory.appending(path: "prefs-sync-sim-\(seed)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    /// Opens the upstream with its schemas and the devices' tokens, and sets the devices up:
+    /// 3 to 5, one with a clock days off, one that joins late.
+    func start() async throws {
+        upstream = try open(path: folder.appending(path: "upstream.sqlite").path, upstream: nil, skew: 0)
+        var schemas: [String: PreferenceSchema] = [:]
+        for (key, text) in Self.schemas { schemas[key] = try JSONDecoder().decode(PreferenceSchema.self, from: Data(text.utf8)) }
+        _ = try await upstream.register(schemas: schemas)
+        let count = Int.random(in: 3...5, using: &random)
+        for index in 0..<count {
+            let name = "device\(index)"
+            let skew: Int64 =
+                switch index {
+                case 0: 0
+                case 1: Int64.random(in: -3...3, using: &random) * 86_400_000  // days off
+                default: Int64.random(in: -120_000...120_000, using: &random)
+                }
+            let joinsAt = index == count - 1 ? Int.random(in: 0...150, using: &random) : 0
+            devices.append(Device(name: name, path: folder.appending(path: "\(name).sqlite").path, skew: skew, joinsAt: joinsAt))
+            _ = try await upstream.createToken(named: name, role: .writer, scope: Self.reach)
+        }
+    }
+
+    private func open(path: String, upstream: String?, skew: Int64) throws -> EmbeddedStore {
+        var configuration = StoreConfiguration.forTests()
+        configuration.durability = .normal
+        configuration.upstream = upstream
+        // A short log, so that compaction passes replicas' cursors.
+        configuration.retainChanges = 40
+        let storage = try SQLiteStorage(path: path, durability: .normal)
+        return try EmbeddedStore(storage: storage, configuration: configuration, wallClock: time.wallClock(skew: skew))
+    }
+
+    // MARK: Steps
+
+    /// Runs `count` random steps.
+    func run(steps count: Int) async throws {
+        for _ in 0..<count {
+            step += 1
+            for (index, device) in devices.enumerated() where device.store == nil && device.joinsAt == step {
+                try startDevice(index)
+            }
+            try await deliverDue()
+            let roll = Int.random(in: 0..<100, using: &random)
+            switch roll {
+            case 0..<30: try await localWrite()
+            case 30..<40: try await upstreamWrite()
+            case 40..<70: try await sendExchange()
+            case 70..<74: try await restartDevice()
+            case 74..<78: togglePartition()
+            default: time.advance(by: Int64.random(in: 1...5_000, using: &random))
+            }
+        }
+    }
+
+    private func startDevice(_ index: Int) throws {
+        let device = devices[index]
+        device.store = try open(path: device.path, upstream: "sim://upstream", skew: device.skew)
+        device.incarnation += 1
+        trace.append("\(step) start \(device.name)#\(device.incarnation)")
+    }
+
+    private func running() -> [Int] {
+        devices.indices.filter { devices[$0].store != nil }
+    }
+
+    private func randomValue(for key: String) -> JSONValue {
+        switch key {
+        case "sim.max", "sim.min": .integer(Int64.random(in: 0...100, using: &random))
+        case "sim.union": .array((0..<Int.random(in: 0...3, using: &random)).map { _ in .string("t\(Int.random(in: 0...5, using: &random))") })
+        default: .string("v\(Int.random(in: 0...1_000_000, using: &random))")
+        }
+    }
+
+    private func randomEntry() -> (key: String, scope: ScopePath) {
+        let key = Self.schemas.keys.sorted()[Int.random(in: 0..<Self.schemas.count, using: &random)]
+        // Mostly within the reach; sometimes above it or beside it (refused).
+        let scopes: [ScopePath] = ["/accounts/alice", "/accounts/alice", "/accounts/alice/threads/1", "/", "/accounts/bob"]
+        return (key, scopes[Int.random(in: 0..<scopes.count, using: &random)])
+    }
+
+    private func localWrite() async throws {
+        guard let index = running().randomElement(using: &random), let store = devices[index].store else { return }
+        let (key, scope) = randomEntry()
+        let reset = Int.random(in: 0..<5, using: &random) == 0
+        let value: JSONValue? = reset ? nil : randomValue(for: key)
+        let before = store.syncStatus?.outbox ?? 0
+        do {
+            if let value {
+                _ = try await store.set(try KeyName(key), to: value, scope: scope, ifRevision: nil)
+            } else {
+                _ = try await store.reset(try KeyName(key), scope: scope, recursive: false, ifRevision: nil)
+            }
+        } catch let error as PrefsError where error.code == .forbidden {
+            trace.append("\(step) \(devices[index].name) refused \(key)@\(scope.path): \(error.message)")
+            return
+        }
+        devices[index].wrote = true
+        guard let status = store.syncStatus, status.outbox > before,
+            let last = store.syncRequest(pushing: true)?.mutations.last
+        else { return }
+        acknowledged.append(Acknowledged(device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value))
+        trace.append("\(step) \(devices[index].name) wrote #\(last.seq) \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
+    }
+
+    private func upstreamWrite() async throws {
+        let (key, scope) = randomEntry()
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            _ = try await upstream.reset(try KeyName(key), scope: scope, recursive: false, ifRevision: nil)
+            trace.append("\(step) upstream reset \(key)@\(scope.path)")
+        } else {
+            let value = randomValue(for: key)
+            _ = try await upstream.set(try KeyName(key), to: value, scope: scope, ifRevision: nil)
+            trace.append("\(step) upstream set \(key)@\(scope.path)=\(value.canonicalText)")
+        }
+    }
+
+    private func sendExchange() async throws {
+        guard let index = running().randomElement(using: &random), let store = devices[index].store,
+            let request = store.syncRequest(pushing: Bool.random(using: &random))
+        else { return }
+        send(.request(request), device: index)
+    }
+
+    /// Puts a message on the network: lost if its device is cut off or by chance, else
+    /// delivered after a random delay, and sometimes twice.
+    private func send(_ payload: Message.Payload, device index: Int) {
+        let device = devices[index]
+        let roll = Int.random(in: 0..<100, using: &random)
+        guard !device.partitioned, roll >= 10 else {
+            trace.append("\(step) lost a message of \(device.name)")
+            return
+        }
+        let copies = roll < 15 ? 2 : 1
+        for _ in 0..<copies {
+            network.append(
+                Message(
+                    device: index, incarnation: device.incarnation, deliverAt: step + Int.random(in: 0...6, using: &random),
+                    payload: payload))
+        }
+    }
+
+    /// Delivers the messages due, in a random order.
+    private func deliverDue() async throws {
+        var due = network.filter { $0.deliverAt <= step }
+        network.removeAll { $0.deliverAt <= step }
+        due.shuffle(using: &random)
+        for message in due {
+            try await deliver(message)
+        }
+    }
+
+    private func deliver(_ message: Message) async throws {
+        let device = devices[message.device]
+        switch message.payload {
+        case .request(let request):
+            guard let answer = try await serve(request, from: device) else { return }
+            send(.answer(answer), device: message.device)
+        case .answer(let answer):
+            guard let store = device.store, device.incarnation == message.incarnation else { return }
+            try await store.takeIn(answer)
+            trace.append("\(step) \(device.name) took in \(answer.results.count) results, \(answer.changes.count) changes to \(answer.cursor)")
+        }
+    }
+
+    /// The upstream serves `request`; its answer is noted in ``outcomes`` whether or not it
+    /// arrives.
+    private func serve(_ request: SyncRequest, from device: Device) async throws -> SyncAnswer? {
+        let grant = AccessGrant(token: device.name, role: .writer, scope: Self.reach)
+        let answer = try await upstream.exchange(request, grant: grant, context: WriteContext())
+        for result in answer.results { outcomes["\(device.name)#\(result.seq)", default: []].append(result) }
+        trace.append("\(step) upstream served \(device.name): \(answer.results.map { "#\($0.seq) \($0.outcome)" })")
+        return answer
+    }
+
+    private func restartDevice() async throws {
+        guard let index = running().randomElement(using: &random), let store = devices[index].store else { return }
+        await store.close()
+        devices[index].store = nil
+        trace.append("\(step) killed \(devices[index].name)")
+        try startDevice(index)
+    }
+
+    private func togglePartition() {
+        guard let index = devices.indices.randomElement(using: &random) else { return }
+        devices[index].partitioned.toggle()
+        trace.append("\(step) \(devices[index].name) \(devices[index].partitioned ? "cut off" : "back")")
+    }
+
+    // MARK: Healing
+
+    /// Ends the faults: every device runs, nothing is lost or cut off, and each exchanges
+    /// directly until it is in step with the upstream, round after round until no round changes
+    /// the upstream.
+    func heal() async throws {
+        network.removeAll()
+        for (index, device) in devices.enumerated() {
+            device.partitioned = false
+            if device.store == nil { try startDevice(index) }
+        }
+        for round in 0..<6 {
+            let before = upstream.committedRevision
+            for device in devices {
+                try await exchangeUntilInStep(device)
+            }
+            if round > 0, upstream.committedRevision == before { return }
+        }
+    }
+
+    /// Exchanges directly until `device` has nothing to push and has every change.
+    func exchangeUntilInStep(_ device: Device) async throws {
+        guard let store = device.store else { return }
+        for _ in 0..<20 {
+            guard let request = store.syncRequest(pushing: true) else { return }
+            let answer = try await serve(request, from: device)!
+            try await store.takeIn(answer)
+            if answer.more != true, store.syncStatus?.outbox == 0, answer.cursor == upstream.committedRevision { return }
+        }
+        throw PrefsError(.internal, "\(device.name) is not in step after 20 exchanges.")
+    }
+
+    /// A new device, with a token of its own, started now and with nothing written.
+    func addDevice() async throws -> Device {
+        let name = "device\(devices.count)"
+        _ = try await upstream.createToken(named: name, role: .writer, scope: Self.reach)
+        devices.append(Device(name: name, path: folder.appending(path: "\(name).sqlite").path, skew: 0, joinsAt: step))
+        try startDevice(devices.count - 1)
+        return devices[devices.count - 1]
+    }
+
+    func close() async {
+        for device in devices { await device.store?.close() }
+        await upstream?.close()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
