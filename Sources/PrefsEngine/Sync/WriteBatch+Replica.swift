@@ -37,8 +37,9 @@ extension WriteBatch {
         guard var changes = replica, context.sync == nil else { return }
         let base = syncBase(of: SyncEntry(key: key, scope: scope))
         let mutation = SyncRequest.Mutation(
-            seq: changes.record.nextSequence, key: key, scope: scope, value: value, base: base?.revision ?? 0,
-            baseValue: base?.value, stamp: changes.clock.stamp(now: Int64(time * 1000)),
+            // No value upstream is based on no entry (0), whichever reset removed it.
+            seq: changes.record.nextSequence, key: key, scope: scope, value: value,
+            base: base?.value == nil ? 0 : base!.revision, baseValue: base?.value, stamp: changes.clock.stamp(now: Int64(time * 1000)),
             ifAbsent: changes.record.snapshotTaken ? nil : true, author: context.origin.author?.name,
             reason: context.origin.reason)
         try connection.appendOutbox(mutation)
@@ -64,10 +65,17 @@ extension WriteBatch {
 
     // MARK: The upstream's answer
 
-    /// Takes in the upstream's answer to `request`: the results of its pushed changes, a
-    /// snapshot if one came, and the upstream's changes after the cursor.
+    /// Takes in the upstream's answer: the results of its pushed changes, a snapshot if one came,
+    /// and the upstream's changes after the cursor.
+    ///
+    /// An answer that arrives after the replica has taken in a later one (a late or repeated
+    /// message) only removes its changes from the outbox: what it says of the entries is older
+    /// than what the replica knows. Otherwise its results come first, then its snapshot and
+    /// changes, which cover every change after the request's cursor: whatever a result says, a
+    /// later change of the same entry follows it.
     func takeIn(_ answer: SyncAnswer) throws {
         guard var changes = replica else { return }
+        let late = answer.cursor < changes.record.cursor
         changes.record.device = answer.device
         changes.record.role = answer.role
         changes.record.scope = answer.scope
@@ -75,7 +83,13 @@ extension WriteBatch {
         for result in answer.results {
             replica!.outboxRemoved.insert(result.seq)
             try connection.deleteOutbox(sequences: [result.seq])
-            try takeIn(entry: SyncEntry(key: result.key, scope: result.scope), revision: result.revision, value: result.value)
+            let entry = SyncEntry(key: result.key, scope: result.scope)
+            if !late {
+                let base: SyncBase? = result.revision == 0 ? nil : SyncBase(revision: result.revision, value: result.value)
+                replica!.bases[entry] = .some(base)
+                try connection.storeSyncBase(base, for: entry)
+            }
+            try placeKnownValue(of: entry)
         }
         if let snapshot = answer.snapshot, snapshot.revision > replica!.record.cursor {
             try takeIn(snapshot, reach: answer.scope)
@@ -89,16 +103,21 @@ extension WriteBatch {
         try connection.storeReplicaRecord(replica!.record)
     }
 
-    /// Takes in the upstream's entry at `revision` (0 and nil: none), unless the replica has a
-    /// newer one; the local value follows it unless a local change of the entry is still to be
-    /// pushed (it keeps showing until its own answer comes).
-    private func takeIn(entry: SyncEntry, revision: Revision, value: JSONValue?) throws {
-        if let base = syncBase(of: entry), revision > 0, base.revision >= revision { return }
-        let base: SyncBase? = revision == 0 && value == nil ? nil : SyncBase(revision: revision, value: value)
-        replica!.bases[entry] = base
-        try connection.storeSyncBase(base, for: entry)
+    /// Makes the local value of `entry` the upstream's as last taken in, unless a local change of
+    /// it is still to be pushed (that change keeps showing until its own answer comes).
+    private func placeKnownValue(of entry: SyncEntry) throws {
         guard pendingCount(of: entry) == 0 else { return }
-        try placeFromUpstream(value, key: entry.key, at: entry.scope)
+        try placeFromUpstream(syncBase(of: entry)?.value, key: entry.key, at: entry.scope)
+    }
+
+    /// Takes in the upstream's entry at `revision` (nil value: none) unless the replica knows a
+    /// later one, and shows it unless a local change of it is still to be pushed.
+    private func takeIn(entry: SyncEntry, revision: Revision, value: JSONValue?) throws {
+        if let base = syncBase(of: entry), base.revision >= revision { return }
+        let base = SyncBase(revision: revision, value: value)
+        replica!.bases[entry] = .some(base)
+        try connection.storeSyncBase(base, for: entry)
+        try placeKnownValue(of: entry)
     }
 
     /// Takes in one of the upstream's changes.
@@ -108,11 +127,7 @@ extension WriteBatch {
         case (.set, let scope?):
             try takeIn(entry: SyncEntry(key: change.key, scope: scope), revision: change.revision, value: change.value)
         case (.reset, let scope?):
-            let entry = SyncEntry(key: change.key, scope: scope)
-            if let base = syncBase(of: entry), base.revision >= change.revision { return }
-            replica!.bases[entry] = .some(nil)
-            try connection.storeSyncBase(nil, for: entry)
-            if pendingCount(of: entry) == 0 { try placeFromUpstream(nil, key: change.key, at: scope) }
+            try takeIn(entry: SyncEntry(key: change.key, scope: scope), revision: change.revision, value: nil)
         case (.lock, let scope?):
             try placeLockFromUpstream(true, key: change.key, at: scope)
         case (.unlock, let scope?):
