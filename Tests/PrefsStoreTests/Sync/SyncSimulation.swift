@@ -105,13 +105,19 @@ final class SyncSimulation {
     /// What the upstream made of each pushed change, by `device#seq`, as it answered (whether
     /// or not the answer arrived).
     private(set) var outcomes: [String: [SyncAnswer.Result]] = [:]
+    /// How many snapshots the upstream sent to replicas that had taken one before (their cursor
+    /// fell behind the log's compaction).
+    private(set) var resnapshots = 0
     /// What happened, step by step, to read when a schedule fails.
     private(set) var trace: [String] = []
 
     init(seed: UInt64) throws {
         self.seed = seed
         random = SplitMix64(seed: seed)
-        folder = FileManager.default.temporaryDirectory.appending(path: "prefs-sync-sim-\(seed)-\(UUID().uuidString)")
+        // In memory where the system has a tmpfs: thousands of schedules open and close thousands
+        // of database files.
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(filePath: "/dev/shm") : FileManager.default.temporaryDirectory
+        folder = base.appending(path: "prefs-sync-sim-\(seed)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 
@@ -158,13 +164,18 @@ final class SyncSimulation {
             }
             try await deliverDue()
             let roll = Int.random(in: 0..<100, using: &random)
-            switch roll {
-            case 0..<30: try await localWrite()
-            case 30..<40: try await upstreamWrite()
-            case 40..<70: try await sendExchange()
-            case 70..<74: try await restartDevice()
-            case 74..<78: togglePartition()
-            default: time.advance(by: Int64.random(in: 1...5_000, using: &random))
+            do {
+                switch roll {
+                case 0..<30: try await localWrite()
+                case 30..<40: try await upstreamWrite()
+                case 40..<70: try await sendExchange()
+                case 70..<74: try await restartDevice()
+                case 74..<78: togglePartition()
+                default: time.advance(by: Int64.random(in: 1...5_000, using: &random))
+                }
+            } catch {
+                trace.append("\(step) failed (roll \(roll)): \(error)")
+                throw error
             }
         }
     }
@@ -199,8 +210,9 @@ final class SyncSimulation {
         guard let index = running().randomElement(using: &random), let store = devices[index].store else { return }
         let (key, scope) = randomEntry()
         let reset = Int.random(in: 0..<5, using: &random) == 0
-        let value: JSONValue? = reset ? nil : randomValue(for: key)
+        let value: JSONValue? = reset ? JSONValue?.none : randomValue(for: key)
         let before = store.syncStatus?.outbox ?? 0
+        trace.append("\(step) \(devices[index].name) writes \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
         do {
             if let value {
                 _ = try await store.set(try KeyName(key), to: value, scope: scope, ifRevision: nil)
@@ -262,7 +274,12 @@ final class SyncSimulation {
         network.removeAll { $0.deliverAt <= step }
         due.shuffle(using: &random)
         for message in due {
-            try await deliver(message)
+            do {
+                try await deliver(message)
+            } catch {
+                trace.append("\(step) delivering to \(devices[message.device].name) failed: \(error)")
+                throw error
+            }
         }
     }
 
@@ -285,6 +302,7 @@ final class SyncSimulation {
         let grant = AccessGrant(token: device.name, role: .writer, scope: Self.reach)
         let answer = try await upstream.exchange(request, grant: grant, context: WriteContext())
         for result in answer.results { outcomes["\(device.name)#\(result.seq)", default: []].append(result) }
+        if answer.snapshot != nil, request.cursor != 0 { resnapshots += 1 }
         trace.append("\(step) upstream served \(device.name): \(answer.results.map { "#\($0.seq) \($0.outcome)" })")
         return answer
     }

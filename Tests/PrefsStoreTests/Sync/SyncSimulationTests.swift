@@ -23,6 +23,13 @@ struct SyncSimulationTests {
     @Test("every schedule converges, and nothing acknowledged is lost or applied twice")
     func schedulesConverge() async throws {
         let replaying = ProcessInfo.processInfo.environment["PREFSD_SYNC_SEED"] != nil
+        var totals = (writes: 0, conflicts: 0, refused: 0, duplicates: 0, resnapshots: 0)
+        defer {
+            print(
+                "Sync simulation: \(Self.seeds.count) schedules, \(totals.writes) acknowledged writes, "
+                    + "\(totals.conflicts) conflicts resolved, \(totals.refused) refused, \(totals.duplicates) duplicates answered, "
+                    + "\(totals.resnapshots) snapshots after compaction")
+        }
         for seed in Self.seeds {
             let simulation = try SyncSimulation(seed: seed)
             var violations: [String] = []
@@ -31,6 +38,12 @@ struct SyncSimulationTests {
                 try await simulation.run(steps: 220)
                 try await simulation.heal()
                 violations = try await Self.violations(in: simulation)
+                let results = simulation.outcomes.values.joined()
+                totals.writes += simulation.acknowledged.count
+                totals.conflicts += results.filter { $0.outcome == .resolved }.count
+                totals.refused += results.filter { $0.outcome == .refused }.count
+                totals.duplicates += results.filter { $0.outcome == .duplicate }.count
+                totals.resnapshots += simulation.resnapshots
             } catch {
                 violations = ["the schedule failed: \(error)"]
             }
@@ -94,9 +107,9 @@ struct SyncSimulationTests {
         try await simulation.start()
         try await simulation.run(steps: 120)
         try await simulation.heal()
+        let fresh = try await simulation.addDevice()
         let before = try await simulation.upstream.dump(scope: "/")
         let revision = simulation.upstream.committedRevision
-        let fresh = try await simulation.addDevice()
         try await simulation.exchangeUntilInStep(fresh)
         #expect(simulation.upstream.committedRevision == revision)
         #expect(try await simulation.upstream.dump(scope: "/") == before)
