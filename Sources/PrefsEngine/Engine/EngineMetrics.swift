@@ -39,8 +39,38 @@ final class EngineMetrics: Sendable {
     /// this host has not taken in yet.
     let revisionsBehind: Gauge
 
+    /// `prefsd_sync_outbox`: on a replica, local changes still to be pushed.
+    let syncOutbox: Gauge
+    /// `prefsd_sync_lag_revisions`: on a replica, how many of the upstream's revisions (as of the
+    /// last exchange) it has not taken in.
+    let syncLag: Gauge
+    /// `prefsd_sync_exchanges_total{outcome}`: on a replica, exchanges with the upstream, `ok` or
+    /// `failed`.
+    let syncExchanges: [Bool: Counter]
+    /// `prefsd_sync_mutations_total{outcome}`: on an upstream, devices' changes taken in, by
+    /// outcome (`applied`, `resolved`, `duplicate`, `refused`).
+    let syncMutations: [SyncAnswer.Result.Outcome: Counter]
+    /// `prefsd_sync_conflicts_total{rule}`: on an upstream, conflicts resolved, by rule.
+    let syncConflicts: [String: Counter]
+
     /// The metrics, made by `factory`.
     init(factory: any MetricsFactory) {
+        syncOutbox = Gauge(label: "prefsd_sync_outbox", factory: factory)
+        syncLag = Gauge(label: "prefsd_sync_lag_revisions", factory: factory)
+        syncExchanges = [
+            true: Counter(label: "prefsd_sync_exchanges_total", dimensions: [("outcome", "ok")], factory: factory),
+            false: Counter(label: "prefsd_sync_exchanges_total", dimensions: [("outcome", "failed")], factory: factory),
+        ]
+        let outcomes: [SyncAnswer.Result.Outcome] = [.applied, .resolved, .duplicate, .refused]
+        syncMutations = Dictionary(
+            uniqueKeysWithValues: outcomes.map {
+                ($0, Counter(label: "prefsd_sync_mutations_total", dimensions: [("outcome", $0.rawValue)], factory: factory))
+            })
+        let rules = MergeRule.allCases.map(\.rawValue) + [SyncConflict.Rule.refused.rawValue]
+        syncConflicts = Dictionary(
+            uniqueKeysWithValues: rules.map {
+                ($0, Counter(label: "prefsd_sync_conflicts_total", dimensions: [("rule", $0)], factory: factory))
+            })
         commits = Counter(label: "prefsd_commits_total", factory: factory)
         batchSize = Recorder(label: "prefsd_commit_batch_requests", factory: factory)
         commitTime = Timer(label: "prefsd_commit_seconds", factory: factory)

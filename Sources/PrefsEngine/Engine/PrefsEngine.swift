@@ -245,6 +245,10 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         metrics.openWatches.record(hub.count)
         metrics.changeLogSize.record(max(0, revision - oldest + 1))
         metrics.appliedRevision.record(revision)
+        if let status = replica?.status {
+            metrics.syncOutbox.record(status.outbox)
+            metrics.syncLag.record(max(0, (status.upstreamRevision ?? status.cursor) - status.cursor))
+        }
         guard storage.hasOtherWriters, let newest = try? await storage.newestRevision() else { return }
         metrics.revisionsBehind.record(max(0, newest - revision))
     }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import PrefsKit
 import Synchronization
@@ -32,7 +33,10 @@ extension PrefsEngine {
                 throw PrefsError(.forbidden, "The token '\(device)' may only read; a reader's device cannot push changes.")
             }
             let mutations = request.mutations
-            results = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
+            let (taken, rules) = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
+            results = taken
+            for result in results { metrics.syncMutations[result.outcome]?.increment() }
+            for rule in rules { metrics.syncConflicts[rule.rawValue]?.increment() }
         }
         let deadline = ContinuousClock.now + .milliseconds(results.isEmpty ? max(0, request.wait ?? 0) : 0)
         var after = request.cursor
@@ -168,6 +172,7 @@ extension PrefsEngine {
             outcome = .failure(error)
         }
         replica.note(outcome, pushed: request.mutations.count, time: wallClock.now())
+        metrics.syncExchanges[(try? outcome.get()) != nil]?.increment()
         return (try? outcome.get()) != nil
     }
 

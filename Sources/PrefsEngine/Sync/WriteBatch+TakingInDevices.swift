@@ -11,11 +11,14 @@ extension WriteBatch {
     static let toleratedSkew: Int64 = 5 * 60 * 1000
 
     /// Takes in `mutations` from `device`, whose token may write at `reach`, in order; returns
-    /// what became of each.
-    func takeIn(_ mutations: [SyncRequest.Mutation], from device: String, reach: ScopePath) throws -> [SyncAnswer.Result] {
+    /// what became of each, and the rules of the conflicts it recorded.
+    func takeIn(_ mutations: [SyncRequest.Mutation], from device: String, reach: ScopePath) throws
+        -> (results: [SyncAnswer.Result], conflictRules: [SyncConflict.Rule])
+    {
         // Answers and conflicts carry revisions: where writers run side by side, the batch runs
         // again rather than moving them.
         dependsOnEverything()
+        conflictRules = []
         let requestContext = context
         defer { context = requestContext }
         var applied = try connection.appliedSequence(ofDevice: device)
@@ -38,7 +41,7 @@ extension WriteBatch {
             results.append(try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry))
         }
         try connection.storeAppliedSequence(applied, ofDevice: device)
-        return results
+        return (results, conflictRules)
     }
 
     /// Takes in one change, made at `stamp`.
@@ -160,6 +163,7 @@ extension WriteBatch {
             revision: revision + 1, key: entry.key, scope: entry.scope, rule: rule, winner: winner, losers: losers, time: time,
             detail: detail)
         context.sync = nil
+        conflictRules.append(rule)
         try recordEvent(ChangeEvent(revision: 0, kind: .conflict, key: entry.key, scope: entry.scope, value: try conflict.jsonValue))
         try connection.insertConflict(conflict)
         return conflict.revision

@@ -50,6 +50,9 @@ final class WriteBatch {
     let replicaState: SyncReplica?
     /// What the batch changes in the replica's sync state.
     var replica: ReplicaChanges?
+    /// The rules of the conflicts the running request recorded (an upstream taking in a device's
+    /// changes).
+    var conflictRules: [SyncConflict.Rule] = []
     /// Whether the batch records the keys it reads (``keysRead``): only where other writers run
     /// alongside it.
     private let tracksKeysRead: Bool

@@ -22,6 +22,11 @@ enum MetricHelp {
         "prefsd_change_log_changes": "Revisions the change log holds (newest - oldest + 1).",
         "prefsd_applied_revision": "The newest revision this host has taken in.",
         "prefsd_revisions_behind": "Revisions the shared database has that this host has not taken in yet.",
+        "prefsd_sync_outbox": "On a replica: local changes still to be pushed to the upstream.",
+        "prefsd_sync_lag_revisions": "On a replica: the upstream's revisions (as of the last exchange) not taken in yet.",
+        "prefsd_sync_exchanges_total": "On a replica: exchanges with the upstream, by outcome (ok, failed).",
+        "prefsd_sync_mutations_total": "On an upstream: devices' changes taken in, by outcome (applied, resolved, duplicate, refused).",
+        "prefsd_sync_conflicts_total": "On an upstream: conflicts resolved, by rule (lww, max, min, union, upstream, refused).",
     ]
 
     /// `scrape` (Prometheus' text format) with a `# HELP` line before the `# TYPE` line of each

@@ -1,0 +1,94 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import PrefsStore
+import Synchronization
+
+/// A transport that hands a replica's requests straight to an upstream engine in the same
+/// process, as a device whose token is `grant`; `online` false makes every exchange fail as if
+/// the network were down.
+final class DirectUpstream: SyncTransport {
+    let upstream: EmbeddedStore
+    let grant: AccessGrant
+    let online = Mutex(true)
+
+    init(_ upstream: EmbeddedStore, device: String, scope: ScopePath = "/accounts/alice") {
+        self.upstream = upstream
+        grant = AccessGrant(token: device, role: .writer, scope: scope)
+    }
+
+    func exchange(_ request: SyncRequest) async throws -> SyncAnswer {
+        guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
+        return try await upstream.exchange(request, grant: grant, context: WriteContext())
+    }
+}
+
+/// An upstream and replicas of it, each a store in one temporary folder, for tests of sync's
+/// rules through the engine's API.
+final class SyncBench {
+    let folder: URL
+    let upstream: EmbeddedStore
+    private(set) var replicas: [String: (store: EmbeddedStore, transport: DirectUpstream)] = [:]
+    let time = SimulatedTime(1_800_000_000_000)
+
+    init() async throws {
+        folder = FileManager.default.temporaryDirectory.appending(path: "prefs-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        upstream = try Self.open(folder.appending(path: "upstream.sqlite").path, upstream: nil, clock: time.wallClock(skew: 0))
+    }
+
+    static func open(_ path: String, upstream: String?, clock: WallClock) throws -> EmbeddedStore {
+        var configuration = StoreConfiguration.forTests()
+        configuration.durability = .normal
+        configuration.upstream = upstream
+        return try EmbeddedStore(
+            storage: SQLiteStorage(path: path, durability: .normal), configuration: configuration, wallClock: clock)
+    }
+
+    /// A replica named `device`, with a writer token at `scope`, its clock `skew` ms off.
+    @discardableResult
+    func replica(_ device: String, scope: ScopePath = "/accounts/alice", skew: Int64 = 0) async throws -> EmbeddedStore {
+        if upstream.token(named: device) == nil {
+            _ = try await upstream.createToken(named: device, role: .writer, scope: scope)
+        }
+        let store = try Self.open(
+            folder.appending(path: "\(device).sqlite").path, upstream: "direct://upstream", clock: time.wallClock(skew: skew))
+        replicas[device] = (store, DirectUpstream(upstream, device: device, scope: scope))
+        return store
+    }
+
+    /// Closes `device`'s replica, as a killed process would leave it, and opens it again.
+    @discardableResult
+    func restart(_ device: String) async throws -> EmbeddedStore {
+        let (store, _) = replicas[device]!
+        await store.close()
+        let scope = replicas[device]!.transport.grant.scope
+        return try await replica(device, scope: scope)
+    }
+
+    /// Exchanges until `device` is in step with the upstream.
+    @discardableResult
+    func sync(_ device: String) async throws -> SyncStatus {
+        let (store, transport) = replicas[device]!
+        for _ in 0..<10 {
+            await store.exchange(through: transport, pushing: true, wait: nil)
+            if let status = store.syncStatus, status.isInStep, status.upstreamRevision == upstream.committedRevision {
+                return status
+            }
+        }
+        throw PrefsError(.internal, "\(device) is not in step: \(String(describing: store.syncStatus))")
+    }
+
+    /// Syncs every replica, twice round, so that each has what the others pushed.
+    func syncAll() async throws {
+        for _ in 0..<2 {
+            for device in replicas.keys.sorted() { try await sync(device) }
+        }
+    }
+
+    func close() async {
+        for (store, _) in replicas.values { await store.close() }
+        await upstream.close()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
