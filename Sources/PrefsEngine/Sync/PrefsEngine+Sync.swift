@@ -166,6 +166,7 @@ extension PrefsEngine {
         let outcome: Result<SyncAnswer, any Error>
         do {
             let answer = try await transport.exchange(request)
+            if !request.mutations.isEmpty { DebugFaults.pushAnswered() }
             try await takeIn(answer)
             outcome = .success(answer)
         } catch {

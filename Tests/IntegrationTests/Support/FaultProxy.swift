@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import PrefsSocket
+import Synchronization
+
+/// A TCP proxy on loopback between a device daemon and its upstream, which a test cuts: a
+/// partition (every connection closed, new ones closed at once), or a cut in the middle of the
+/// next answer (the connection closed after so many of the upstream's bytes).
+///
+/// Each connection is two threads copying bytes, one each way, with blocking calls: a handful
+/// of connections in a test.
+final class FaultProxy: Sendable {
+    /// The port devices connect to.
+    let port: UInt16
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    private struct State {
+        var partitioned = false
+        /// Close the next connection after this many bytes of the upstream's.
+        var cutAfter: Int?
+        var sockets: Set<Int32> = []
+        var closed = false
+    }
+
+    /// A proxy to 127.0.0.1:`target`, listening on a free loopback port.
+    init(to target: UInt16) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else {
+            Glibc.close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        listener = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+        Thread { [self] in acceptLoop(target: target) }.start()
+    }
+
+    /// Closes every connection, and each new one at once, until ``heal()``.
+    func partition() {
+        let sockets = state.withLock { state in
+            state.partitioned = true
+            return state.sockets
+        }
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    /// Lets connections through again.
+    func heal() {
+        state.withLock { $0.partitioned = false }
+    }
+
+    /// Cuts the next answer: closes its connection after `bytes` of the upstream's bytes.
+    func cutNextAnswer(after bytes: Int) {
+        state.withLock { $0.cutAfter = bytes }
+    }
+
+    /// Stops listening and closes every connection.
+    func close() {
+        let sockets = state.withLock { state in
+            state.closed = true
+            return state.sockets
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    private func acceptLoop(target: UInt16) {
+        defer { Glibc.close(listener) }
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            let (refused, cutAfter) = state.withLock { state -> (Bool, Int?) in
+                if state.closed || state.partitioned { return (true, nil) }
+                defer { state.cutAfter = nil }
+                return (false, state.cutAfter)
+            }
+            guard !refused, let upstream = try? LoopbackTCP.descriptor(connectedTo: target) else {
+                Glibc.close(client)
+                continue
+            }
+            state.withLock { $0.sockets.formUnion([client, upstream]) }
+            Thread { [self] in pump(from: client, to: upstream, limit: nil) }.start()
+            Thread { [self] in pump(from: upstream, to: client, limit: cutAfter) }.start()
+        }
+    }
+
+    /// Copies bytes until either side closes (or `limit` bytes have gone), then closes both.
+    private func pump(from source: Int32, to destination: Int32, limit: Int?) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var copied = 0
+        while true {
+            let wanted = limit.map { min(buffer.count, $0 - copied) } ?? buffer.count
+            guard wanted > 0 else { break }
+            let count = read(source, &buffer, wanted)
+            guard count > 0 else { break }
+            var sent = 0
+            while sent < count {
+                let written = buffer[sent..<count].withUnsafeBytes { write(destination, $0.baseAddress, count - sent) }
+                guard written > 0 else { break }
+                sent += written
+            }
+            copied += count
+        }
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+        let last = state.withLock { state -> Bool in
+            // The second pump of a connection to stop closes its descriptors.
+            if state.sockets.contains(source) {
+                state.sockets.remove(source)
+                state.sockets.remove(destination)
+                return false
+            }
+            return true
+        }
+        if last {
+            Glibc.close(source)
+            Glibc.close(destination)
+        }
+    }
+}
