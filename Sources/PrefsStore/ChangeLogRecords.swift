@@ -23,15 +23,15 @@ enum ChangeLogRecords {
         return (row["newest"], row["oldest_revision"])
     }
 
-    /// Appends a committed change, with its time, author and reason.
+    /// Appends a committed change, with its time, author, reason and stamp.
     static func append(_ db: Database, _ change: LoggedChange) throws {
         let event = change.event
         try db.run(
             """
             INSERT INTO change (
                 revision, kind, key, scope, value, old_value, old_revision, draft, attachment, account, thread,
-                previous_thread, draft_revision, valid, created_at, author, agent, host, reason)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                previous_thread, draft_revision, valid, created_at, author, agent, host, reason, stamp)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { row in
             row.bind(event.revision)
@@ -53,6 +53,7 @@ enum ChangeLogRecords {
             row.bind(change.author?.agent)
             row.bind(change.author?.host)
             row.bind(change.reason)
+            row.bind(change.stamp?.description)
         }
     }
 
@@ -128,6 +129,18 @@ enum ChangeLogRecords {
         return try Row.fetchAll(statement, arguments: [revision, through, limit]).map(loggedChange)
     }
 
+    /// The newest `set` or `reset` of `key` at `scope` after `revision`, as the transaction sees
+    /// the log; nil if there is none. No index serves it but the primary key's: the log is read
+    /// from its newest end down to `revision`.
+    static func lastChange(_ db: Database, of key: String, at scope: ScopePath, after revision: Revision) throws -> LoggedChange? {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(ChangeLogFilter.columns) FROM change
+                WHERE revision > ? AND key = ? AND scope = ? AND kind IN ('set', 'reset') ORDER BY revision DESC LIMIT 1
+                """)
+        return try Row.fetchOne(statement, arguments: [revision, key, scope.path]).map(loggedChange)
+    }
+
     /// A row of ``ChangeLogFilter/columns`` as a logged change.
     private static func loggedChange(_ row: Row) throws -> LoggedChange {
         LoggedChange(
@@ -139,7 +152,8 @@ enum ChangeLogRecords {
                 previousThread: row[11], draftRevision: row[12], valid: row[13]
             ),
             oldValue: row[5], oldRevision: row[6], time: row[14],
-            author: (row[15] as String?).map { ChangeAuthor(name: $0, agent: row[16], host: row[17]) }, reason: row[18]
+            author: (row[15] as String?).map { ChangeAuthor(name: $0, agent: row[16], host: row[17]) }, reason: row[18],
+            stamp: try (row[19] as String?).map { try SyncStamp(stored: $0) }
         )
     }
 }

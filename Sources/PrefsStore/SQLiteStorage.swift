@@ -70,6 +70,7 @@ public final class SQLiteStorage: PrefsStorage {
             var builder = StorageSnapshot.Builder(keyCount: try Int.fetchOne(db, sql: "SELECT count(*) FROM preference") ?? 0)
             try PreferenceRecords.loadAll(db, into: &builder)
             for token in try AccessTokenRecords.fetchAll(db) { builder.addToken(token) }
+            builder.replica = try SyncRecords.loadReplica(db)
             return builder.snapshot(newestRevision: bounds.current, oldestRevision: bounds.oldest)
         }
     }
@@ -95,6 +96,10 @@ public final class SQLiteStorage: PrefsStorage {
 
     package func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
         try await pool.read { db in try ChangeLogRecords.page(db, matching: filter, limit: limit) }
+    }
+
+    package func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
+        try await pool.read { db in try SyncRecords.conflicts(db, query) }
     }
 
     package func tokens() async throws -> [StoredToken] {

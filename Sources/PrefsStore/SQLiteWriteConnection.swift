@@ -129,6 +129,39 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try IdempotentRequestRecords.prune(db, storedBefore: time)
     }
 
+    func appliedSequence(ofDevice device: String) throws -> Int64 {
+        try SyncRecords.appliedSequence(db, ofDevice: device)
+    }
+
+    func storeAppliedSequence(_ sequence: Int64, ofDevice device: String) throws {
+        try SyncRecords.storeAppliedSequence(db, sequence, ofDevice: device)
+    }
+
+    func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange? {
+        try ChangeLogRecords.lastChange(db, of: key, at: scope, after: after)
+    }
+
+    /// SQLite never moves a batch's revisions: the conflict is stored under the one it has.
+    func insertConflict(_ conflict: SyncConflict) throws {
+        try SyncRecords.insertConflict(db, conflict)
+    }
+
+    func storeReplicaRecord(_ record: ReplicaRecord) throws {
+        try SyncRecords.storeReplicaRecord(db, record)
+    }
+
+    func appendOutbox(_ mutation: SyncRequest.Mutation) throws {
+        try SyncRecords.appendOutbox(db, mutation)
+    }
+
+    func deleteOutbox(sequences: [Int64]) throws {
+        try SyncRecords.deleteOutbox(db, sequences: sequences)
+    }
+
+    func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws {
+        try SyncRecords.storeSyncBase(db, base, for: entry)
+    }
+
     func draft(_ id: UUID) throws -> Draft? {
         try DraftRecords.fetch(db, id: id)
     }

@@ -9,8 +9,8 @@ import TestHarness
 /// committed meanwhile — which the test makes happen, exactly when it wants (``othersCommit(_:)``,
 /// ``atNextOptimisticCommit(othersCommit:)``, ``deadlockNextCommits(_:)``).
 ///
-/// It keeps preference rows, tokens and the change log only: locks, schemas, drafts and blobs are
-/// not written (tests of them run on SQLite and PostgreSQL). Its writer runs on a queue of its own, which a test may
+/// It keeps preference rows, tokens, the change log and sync's rows only: locks, schemas, drafts
+/// and blobs are not written (tests of them run on SQLite and PostgreSQL). Its writer runs on a queue of its own, which a test may
 /// hold (``holdWriter()``) to let requests gather into one batch.
 final class SharedMemoryStorage: PrefsStorage {
     /// What the database holds, and what the test asked of it.
@@ -28,6 +28,16 @@ final class SharedMemoryStorage: PrefsStorage {
         var tokens: [String: StoredToken] = [:]
         /// Outcomes of idempotent requests, by key.
         var outcomes: [String: StoredOutcome] = [:]
+        /// The highest sequence number taken in from each device.
+        var devices: [String: Int64] = [:]
+        /// The conflicts sync resolved, by revision.
+        var conflicts: [Revision: SyncConflict] = [:]
+        /// The replica's record.
+        var replicaRecord: ReplicaRecord?
+        /// The replica's outbox, by sequence number.
+        var outbox: [Int64: SyncRequest.Mutation] = [:]
+        /// The replica's bases.
+        var bases: [SyncEntry: SyncBase] = [:]
         /// Every batch's attempts, in order: whether each was optimistic.
         var attempts: [Bool] = []
         /// The engine's commits, in order.
@@ -68,7 +78,10 @@ final class SharedMemoryStorage: PrefsStorage {
         database.withLock { database in
             StorageSnapshot(
                 keys: database.values.mapValues { KeyState(values: $0) }, newestRevision: database.newestRevision,
-                oldestRevision: database.oldestRevision, tokens: Array(database.tokens.values))
+                oldestRevision: database.oldestRevision, tokens: Array(database.tokens.values),
+                replica: ReplicaSnapshot(
+                    record: database.replicaRecord, outbox: database.outbox.sorted { $0.key < $1.key }.map(\.value),
+                    bases: database.bases))
         }
     }
 
@@ -98,18 +111,31 @@ final class SharedMemoryStorage: PrefsStorage {
         }
     }
 
-    /// The log's rows the filter's key, prefix, scopes and revisions select (the SQL storages'
-    /// other filters are theirs to test).
+    /// The log's rows the filter's key, prefix, scopes, reach, kinds and revisions select (the SQL
+    /// storages' other filters are theirs to test).
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
         database.withLock { database in
             let rows = database.log.filter { change in
                 let event = change.event
                 return (filter.key.map { event.key == $0 } ?? true) && (filter.prefix.map { event.key?.hasPrefix($0) == true } ?? true)
                     && (filter.scopes.map { scopes in event.scope.map(scopes.contains) ?? true } ?? true)
+                    && (filter.reach.map { reach in event.scope.map { reach.contains($0) || $0.contains(reach) } ?? true } ?? true)
+                    && (filter.kinds.map { $0.contains(event.kind) } ?? true)
                     && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
             }
             return ChangeLogPage(
                 changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: database.oldestRevision)
+        }
+    }
+
+    /// The conflicts the query selects, as the SQL storages select them.
+    func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
+        database.withLock { database in
+            let selected = database.conflicts.values.sorted { $0.revision < $1.revision }.filter { conflict in
+                (query.subtree.map { $0.contains(conflict.scope) } ?? true) && (query.key.map { conflict.key == $0 } ?? true)
+                    && (query.after.map { conflict.revision > $0 } ?? true) && (query.from.map { conflict.time >= $0 } ?? true)
+            }
+            return Array((query.newestFirst ? selected.reversed() : selected).prefix(query.limit))
         }
     }
 

@@ -9,7 +9,8 @@ import Synchronization
 /// its commit checks what others committed since the revision it worked on: a change to a key it
 /// read is a ``StorageConflict``, and otherwise its changes go after theirs, its revisions moved
 /// up. A batch that is not optimistic holds the others off from its start, so nothing is
-/// committed under it.
+/// committed under it. A conflict sync resolved moves with the batch's revisions as its change
+/// does, and so do the revisions its sides name that the batch made.
 final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
     /// A row write the batch will make as it commits.
     private enum Write {
@@ -18,6 +19,12 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
         case outcome(StoredOutcome)
         case token(name: String, StoredToken?)
         case compaction(keepingFrom: Revision)
+        case appliedSequence(device: String, Int64)
+        case conflict(SyncConflict)
+        case replicaRecord(ReplicaRecord)
+        case outbox(SyncRequest.Mutation)
+        case deleteOutbox([Int64])
+        case base(SyncEntry, SyncBase?)
     }
 
     /// Why the fake refuses a call: it keeps no locks, schemas, drafts or blobs.
@@ -80,6 +87,21 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                     let stored = Set(database.values.values.flatMap { $0.values.map(\.revision) })
                     database.log.removeAll { $0.event.revision < oldest && !stored.contains($0.event.revision) }
                     database.oldestRevision = oldest
+                case .appliedSequence(let device, let sequence):
+                    database.devices[device] = sequence
+                case .conflict(var conflict):
+                    conflict.revision = moved(conflict.revision)
+                    conflict.winner.revision = conflict.winner.revision.map(moved)
+                    for index in conflict.losers.indices { conflict.losers[index].revision = conflict.losers[index].revision.map(moved) }
+                    database.conflicts[conflict.revision] = conflict
+                case .replicaRecord(let record):
+                    database.replicaRecord = record
+                case .outbox(let mutation):
+                    database.outbox[mutation.seq] = mutation
+                case .deleteOutbox(let sequences):
+                    for sequence in sequences { database.outbox[sequence] = nil }
+                case .base(let entry, let base):
+                    database.bases[entry] = base
                 }
             }
             database.newestRevision = max(database.newestRevision, moved(newestRevision))
@@ -156,6 +178,49 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
     }
 
     func pruneOutcomes(storedBefore time: Double) throws {}
+
+    // MARK: Sync
+
+    /// The device's sequence as the batch sees it. Nothing is locked: the test's "other hosts"
+    /// take in no device's exchange.
+    func appliedSequence(ofDevice device: String) throws -> Int64 {
+        for case .appliedSequence(device, let sequence) in pending.reversed() { return sequence }
+        return storage.database.withLock { $0.devices[device] ?? 0 }
+    }
+
+    func storeAppliedSequence(_ sequence: Int64, ofDevice device: String) throws {
+        pending.append(.appliedSequence(device: device, sequence))
+    }
+
+    /// The batch's own newest change of the entry, else the log's.
+    func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange? {
+        func matches(_ change: LoggedChange) -> Bool {
+            change.event.revision > after && change.event.key == key && change.event.scope == scope
+                && (change.event.kind == .set || change.event.kind == .reset)
+        }
+        for case .change(let change) in pending.reversed() where matches(change) { return change }
+        return storage.database.withLock { database in database.log.last(where: matches) }
+    }
+
+    func insertConflict(_ conflict: SyncConflict) throws {
+        pending.append(.conflict(conflict))
+    }
+
+    func storeReplicaRecord(_ record: ReplicaRecord) throws {
+        pending.append(.replicaRecord(record))
+    }
+
+    func appendOutbox(_ mutation: SyncRequest.Mutation) throws {
+        pending.append(.outbox(mutation))
+    }
+
+    func deleteOutbox(sequences: [Int64]) throws {
+        pending.append(.deleteOutbox(sequences))
+    }
+
+    func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws {
+        pending.append(.base(entry, base))
+    }
 
     // MARK: Drafts and blobs
 

@@ -31,6 +31,10 @@ package struct SyncEntry: Sendable, Hashable, Comparable {
     }
 }
 
+/// A local change waiting in a replica's outbox to be pushed: the mutation as it will be sent,
+/// its ``SyncRequest/Mutation/seq`` the entry's sequence number.
+package typealias OutboxEntry = SyncRequest.Mutation
+
 /// Everything a replica keeps about its sync, as its storage loads it.
 package struct ReplicaSnapshot: Sendable {
     /// The replica's record; nil for a store that has never synced.

@@ -5,7 +5,8 @@ import PrefsKit
 
 /// A change-log entry as the commit functions read it (a missing member is NULL), and as the
 /// database returns one: the row of table `change` (`Migrations/postgres/`), and — without its
-/// time, author and reason — of the composite types `prefsd_change` and `prefsd_change_page_row`.
+/// time, author, reason and stamp — of the composite types `prefsd_change` and
+/// `prefsd_change_page_row`.
 struct ChangeRow: Encodable {
     /// The row's columns, in the order of the table and the composite types: the one place their
     /// names are spelled on this side (the JSON the commit functions read uses them too).
@@ -19,7 +20,7 @@ struct ChangeRow: Encodable {
         /// The columns below are the table's only: the composite types a commit answers lack them.
         case oldRevision = "old_revision"
         case createdAt = "created_at"
-        case author, agent, host, reason
+        case author, agent, host, reason, stamp
 
         /// The columns of the composite types, in order: what taking in another host's change reads.
         static let read = allCases.prefix { $0 != .oldRevision }
@@ -46,6 +47,7 @@ struct ChangeRow: Encodable {
     var agent: String?
     var host: String?
     var reason: String?
+    var stamp: String?
 
     /// The row of `change`.
     init(_ change: LoggedChange) {
@@ -69,6 +71,7 @@ struct ChangeRow: Encodable {
         agent = change.author?.agent
         host = change.author?.host
         reason = change.reason
+        stamp = change.stamp?.description
     }
 
     /// A change log row as the database sent it, by column name: with `whole`, a row of the
@@ -97,6 +100,7 @@ struct ChangeRow: Encodable {
             agent = try column(.agent)
             host = try column(.host)
             reason = try column(.reason)
+            stamp = try column(.stamp)
         }
     }
 
@@ -108,6 +112,7 @@ struct ChangeRow: Encodable {
                 value: try value.map { try JSONValue(parsing: $0) }, draft: draft, attachment: attachment, account: account,
                 thread: thread, previousThread: previousThread, draftRevision: draftRevision, valid: valid),
             oldValue: oldValue, oldRevision: oldRevision, time: createdAt ?? 0,
-            author: author.map { ChangeAuthor(name: $0, agent: agent, host: host) }, reason: reason)
+            author: author.map { ChangeAuthor(name: $0, agent: agent, host: host) }, reason: reason,
+            stamp: try stamp.map { try SyncStamp(stored: $0) })
     }
 }

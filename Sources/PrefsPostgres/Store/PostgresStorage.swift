@@ -153,6 +153,16 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
+        try await reading { connection, logger in
+            var conflicts: [SyncConflict] = []
+            for try await row in try await connection.query(SyncRows.conflictsQuery(query), logger: logger) {
+                conflicts.append(try SyncRows.conflict(row))
+            }
+            return conflicts
+        }
+    }
+
     package func tokens() async throws -> [StoredToken] {
         try await reading { connection, logger in
             var tokens: [StoredToken] = []

@@ -3,9 +3,9 @@ import PostgresNIO
 import PrefsEngine
 import PrefsKit
 
-/// The preference rows and change-log entries a transaction has written so far, kept until just
-/// before it commits and then sent in one statement: a group commit of many requests costs one
-/// round trip to the database for all of them, not one per row.
+/// The preference rows, change-log entries and sync's conflicts a transaction has written so far,
+/// kept until just before it commits and then sent in one statement: a group commit of many
+/// requests costs one round trip to the database for all of them, not one per row.
 ///
 /// Only each row's last write is kept — within one transaction that is the row's final state —
 /// so no row is written twice in the statement.
@@ -24,6 +24,9 @@ struct PendingWrites {
     private(set) var schemas: [String: (definition: String, revision: Revision)] = [:]
     /// The change log's new entries, in order.
     private(set) var changes: [ChangeRow] = []
+    /// The conflicts sync resolved, in order: keyed by their `conflict` change's revision, they
+    /// move with the batch's revisions as its log entries do.
+    private var conflicts: [ConflictRow] = []
     /// The oldest revision the change log keeps after this transaction, if it compacts.
     var keepChangesFrom: Revision?
     /// The outcomes of the batch's idempotent requests, in order.
@@ -35,8 +38,8 @@ struct PendingWrites {
     var pruneBefore: Double?
 
     var isEmpty: Bool {
-        values.isEmpty && locks.isEmpty && schemas.isEmpty && changes.isEmpty && keepChangesFrom == nil && outcomes.isEmpty
-            && pruneBefore == nil
+        values.isEmpty && locks.isEmpty && schemas.isEmpty && changes.isEmpty && conflicts.isEmpty && keepChangesFrom == nil
+            && outcomes.isEmpty && pruneBefore == nil
     }
 
     mutating func setValue(key: String, scope: ScopePath, value: JSONValue, revision: Revision) {
@@ -63,6 +66,19 @@ struct PendingWrites {
         changes.append(ChangeRow(change))
     }
 
+    mutating func insert(_ conflict: SyncConflict) throws {
+        conflicts.append(try ConflictRow(conflict))
+    }
+
+    /// The newest `set` or `reset` of `key` at `scope` after `revision` among the batch's own
+    /// entries, nil if there is none.
+    func lastChange(of key: String, at scope: ScopePath, after revision: Revision) -> ChangeRow? {
+        changes.last { change in
+            change.revision > revision && change.key == key && change.scope == scope.path
+                && (change.kind == ChangeEvent.Kind.set.rawValue || change.kind == ChangeEvent.Kind.reset.rawValue)
+        }
+    }
+
     mutating func store(_ outcome: StoredOutcome) {
         outcomes.append(OutcomeRow(outcome))
     }
@@ -77,7 +93,8 @@ struct PendingWrites {
     /// `newestRevision`, and — when the transaction made changes (`newestRevision` is above
     /// `startRevision`) — notifies the other hosts with `payload`: a call of `prefsd_commit`
     /// (`Migrations/postgres/`), whose statements PostgreSQL plans once per connection, not at
-    /// every commit. The transaction holds the revision counter already.
+    /// every commit. The transaction holds the revision counter already. (0004's form, with the
+    /// batch's conflicts.)
     func statement(newestRevision: Revision, startRevision: Revision, payload: String, batch: String, time: Double) throws
         -> PostgresQuery
     {
@@ -86,8 +103,9 @@ struct PendingWrites {
         return """
             SELECT prefsd_commit(
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
-                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(startRevision),
-                \(payload), \(record.id), \(record.outcomes)::jsonb, \(record.keysChecked), \(record.now), \(record.pruneBefore))
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(rows.conflicts)::jsonb, \(keepChangesFrom ?? 0),
+                \(newestRevision), \(startRevision), \(payload),
+                \(record.id), \(record.outcomes)::jsonb, \(record.keysChecked), \(record.now), \(record.pruneBefore))
             """
     }
 
@@ -97,7 +115,8 @@ struct PendingWrites {
     /// others' changes, each with the log's newest revision once they are in; outside one, a call
     /// of `prefsd_commit_batch`, which commits before it answers, in one row: the log's bounds
     /// and the others' changes (``PostgresRows/committedElsewhere(_:)``). The batch's revisions
-    /// move up by the log's newest revision less `startRevision`.
+    /// move up by the log's newest revision less `startRevision`, and its conflicts with them.
+    /// (0004's forms, with the batch's conflicts.)
     func statementAfter(
         startRevision: Revision, keysRead: KeysRead, draftsRead: DraftsRead, newestRevision: Revision, payloadPrefix: String,
         batch: String, time: Double, inTransaction: Bool
@@ -109,7 +128,8 @@ struct PendingWrites {
             \(unescaped: inTransaction ? "SELECT * FROM prefsd_commit_after" : "CALL prefsd_commit_batch")(
                 \(startRevision), \(reads.keys), \(reads.allKeys), \(reads.drafts), \(reads.accounts), \(reads.threads), \(reads.allDrafts),
                 \(rows.upserted)::jsonb, \(rows.deleted)::jsonb, \(rows.locked)::jsonb, \(rows.unlocked)::jsonb,
-                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(keepChangesFrom ?? 0), \(newestRevision), \(payloadPrefix),
+                \(rows.registered)::jsonb, \(rows.logged)::jsonb, \(rows.conflicts)::jsonb, \(keepChangesFrom ?? 0),
+                \(newestRevision), \(payloadPrefix),
                 \(record.id), \(record.outcomes)::jsonb, \(record.keysChecked), \(record.now), \(record.pruneBefore)
                 \(unescaped: inTransaction ? ")" : ", NULL, NULL, NULL)")
             """
@@ -138,7 +158,7 @@ struct PendingWrites {
 
     /// Everything pending as the JSON arrays of rows the commit functions take.
     private struct RowsJSON {
-        var upserted, deleted, locked, unlocked, registered, logged: String
+        var upserted, deleted, locked, unlocked, registered, logged, conflicts: String
 
         init(_ pending: PendingWrites) throws {
             upserted = try PendingWrites.json(pending.values.compactMap { row, write in
@@ -152,6 +172,7 @@ struct PendingWrites {
             registered = try PendingWrites.json(
                 pending.schemas.map { SchemaRow(key: $0.key, definition: $0.value.definition, revision: $0.value.revision) })
             logged = try PendingWrites.json(pending.changes)
+            conflicts = try PendingWrites.json(pending.conflicts)
         }
     }
 
@@ -183,6 +204,34 @@ private struct OutcomeRow: Encodable {
         outcome = stored.body
         baseRevision = stored.baseRevision
         createdAt = stored.createdAt
+    }
+}
+
+/// A conflict sync resolved, as the commit functions read it: its sides as JSON text, moved by
+/// the database only when the batch's revisions move.
+private struct ConflictRow: Encodable {
+    var revision: Revision
+    var key: String
+    var scope: String
+    var rule: String
+    var winner: String
+    var losers: String
+    var createdAt: Double
+    var detail: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case revision, key, scope, rule, winner, losers, detail
+        case createdAt = "created_at"
+    }
+
+    init(_ conflict: SyncConflict) throws {
+        revision = conflict.revision
+        key = conflict.key
+        scope = conflict.scope.path
+        rule = conflict.rule.rawValue
+        (winner, losers) = try conflict.storedSides()
+        createdAt = conflict.time
+        detail = conflict.detail
     }
 }
 

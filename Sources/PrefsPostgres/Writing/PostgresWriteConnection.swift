@@ -62,7 +62,8 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
 
     // MARK: Snapshot
 
-    /// Every key's stored state and the log's bounds, in one read-only snapshot.
+    /// Every key's stored state, the log's bounds and the replica's state, in one read-only
+    /// snapshot.
     func loadSnapshot() throws -> StorageSnapshot {
         rollback()
         try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -93,6 +94,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
                 schema: try PreferenceSchema(json: Data(row["definition"].decode(String.self).utf8)))
         }
         for row in try run(TokenRows.all) { builder.addToken(try TokenRows.token(row)) }
+        builder.replica = try SyncRows.replica(record: run(SyncRows.replicaRecord), outbox: run(SyncRows.outbox), bases: run(SyncRows.bases))
         return builder.snapshot(
             newestRevision: try bounds["newest_revision"].decode(Int64.self),
             oldestRevision: try bounds["oldest_revision"].decode(Int64.self))
@@ -341,6 +343,55 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         pending.pruneBefore = time
     }
 
+    // MARK: Sync, an upstream's side
+
+    /// Makes sure the device has a row and locks it, in the batch's transaction (opened here, if
+    /// the batch has none yet, taking the revision counter first as any row written at once
+    /// does): another host taking in the same device's exchange waits until this batch ends, and
+    /// then reads the sequence it stored.
+    func appliedSequence(ofDevice device: String) throws -> Int64 {
+        try write(SyncRows.ensureDevice(device))
+        return try write(SyncRows.lockDevice(device)).first?.makeRandomAccess()["applied_sequence"].decode(Int64.self) ?? 0
+    }
+
+    func storeAppliedSequence(_ sequence: Int64, ofDevice device: String) throws {
+        try write(SyncRows.storeAppliedSequence(sequence, ofDevice: device))
+    }
+
+    /// The batch's own newest change of the entry, if it made one (its log entries wait to be
+    /// sent); else the log's, as the batch's transaction — or, without one, the database now —
+    /// sees it.
+    func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange? {
+        if let own = pending.lastChange(of: key, at: scope, after: after) { return try own.loggedChange() }
+        let rows = try onNewConnectionIfLost { try run(SyncRows.lastChange(of: key, at: scope, after: after)) }
+        return try rows.first.map { try ChangeRow($0.makeRandomAccess(), whole: true).loggedChange() }
+    }
+
+    /// Waits with the batch's rows: written as it commits, under the conflict's revision moved as
+    /// the batch's are (`prefsd_write_conflicts`).
+    func insertConflict(_ conflict: SyncConflict) throws {
+        try pending.insert(conflict)
+    }
+
+    // MARK: Sync, a replica's side, written at once
+
+    func storeReplicaRecord(_ record: ReplicaRecord) throws {
+        try write(SyncRows.storeReplicaRecord(record))
+    }
+
+    func appendOutbox(_ mutation: SyncRequest.Mutation) throws {
+        try write(SyncRows.appendOutbox(mutation))
+    }
+
+    func deleteOutbox(sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        try write(SyncRows.deleteOutbox(sequences: sequences))
+    }
+
+    func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws {
+        try write(SyncRows.storeSyncBase(base, for: entry))
+    }
+
     // MARK: Drafts and blobs, written at once
 
     func draft(_ id: UUID) throws -> Draft? {
@@ -429,10 +480,11 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     /// first such statement) and the request's savepoint. A row another
     /// host's optimistic transaction wrote meanwhile (the same blob stored twice, a blob freed
     /// under a new attachment) or a deadlock with one is a ``StorageConflict``: the batch runs
-    /// again, holding the others off.
-    private func write(_ query: PostgresQuery) throws {
+    /// again, holding the others off. Returns the statement's rows.
+    @discardableResult
+    private func write(_ query: PostgresQuery) throws -> [PostgresRow] {
         try send(transaction.beforeWrite())
-        _ = try conflictsAsStorageConflict { try run(query) }
+        return try conflictsAsStorageConflict { try run(query) }
     }
 
     /// Runs `body`, turning what another host's concurrent transaction can cause — a unique or
