@@ -182,7 +182,7 @@ let package = Package(
         .executableTarget(
             name: "prefsd",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsPostgres", "PrefsServer",
+                "PrefsKit", "PrefsStore", "PrefsPostgres", "PrefsServer", "PrefsSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
