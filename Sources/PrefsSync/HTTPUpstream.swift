@@ -123,14 +123,21 @@ package final class HTTPUpstream: SyncTransport {
             "The upstream \(url) answered \(status.code) \(status.reasonPhrase) without an error body: is it a prefsd?")
     }
 
+    /// What BoringSSL said, without its file and line: `CERTIFICATE_VERIFY_FAILED`.
+    private static func reason(_ error: BoringSSLError) -> String {
+        let text = "\(error)"
+        guard let start = text.range(of: "OPENSSL_internal:")?.upperBound else { return text }
+        return String(text[start...].prefix { $0 != " " && $0 != "]" })
+    }
+
     /// A failure to reach the upstream, as `unreachable` naming its URL.
     private func unreachable(_ error: any Error) -> PrefsError {
         switch error {
         case let error as NIOSSLError:
-            if case .handshakeFailed = error {
+            if case .handshakeFailed(let reason) = error {
                 return PrefsError(
                     .unreachable,
-                    "Cannot reach the upstream \(url): its certificate did not verify (\(error)); give the CA that signed it with --upstream-ca."
+                    "Cannot reach the upstream \(url): its certificate did not verify (\(Self.reason(reason))); give the CA that signed it with --upstream-ca, or fix the upstream's certificate."
                 )
             }
         case let error as NIOSSLExtraError:

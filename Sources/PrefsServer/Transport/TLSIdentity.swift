@@ -1,3 +1,4 @@
+import Foundation
 import NIOSSL
 import PrefsKit
 
@@ -17,6 +18,12 @@ package struct TLSIdentity: Sendable {
     /// - Throws: ``PrefsError`` `invalid_request` naming the file that cannot be read, or whose
     ///   contents are not what it should hold, or a key that is not the certificate's.
     package init(certificateFile: String, keyFile: String) throws {
+        for (file, what) in [(certificateFile, "certificate"), (keyFile, "key")] {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                let reason = FileManager.default.fileExists(atPath: file) ? "it is not readable" : "there is no such file"
+                throw PrefsError(.invalidRequest, "Cannot read the TLS \(what) \(file): \(reason).")
+            }
+        }
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
