@@ -38,7 +38,8 @@ extension PrefsEngine {
         var after = request.cursor
         while true {
             let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope)
-            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline {
+            // Nothing to wait for once the daemon stops (its watches end too): answer what there is.
+            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline || hub.isClosed {
                 return SyncAnswer(
                     device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
                     cursor: cursor, more: more ? true : nil)
@@ -114,12 +115,14 @@ extension PrefsEngine {
         }
     }
 
-    /// Returns once a change after `revision` is taken in, or at `deadline`.
+    /// Returns once a change after `revision` is taken in, at `deadline`, or once the daemon
+    /// starts to stop (``endWatches()``).
     private func waitForChange(after revision: Revision, until deadline: ContinuousClock.Instant) async throws {
-        let intake = intake
+        let (intake, hub) = (intake, hub)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await intake.waitUntilApplied(revision + 1) }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            group.addTask { await hub.waitUntilClosed() }
             await group.next()
             group.cancelAll()
         }
