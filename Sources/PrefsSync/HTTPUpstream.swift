@@ -145,6 +145,10 @@ package final class HTTPUpstream: SyncTransport {
                 .unreachable, "Cannot reach the upstream \(url): its certificate did not verify (\(error)).")
         case let error as HTTPClientError where error == .readTimeout || error == .deadlineExceeded:
             return PrefsError(.unreachable, "The upstream \(url) did not answer in time.")
+        case let error as HTTPClientError where error == .remoteConnectionClosed:
+            return PrefsError(.unreachable, "The upstream \(url) closed the connection before it answered.")
+        case let error as IOError:
+            return PrefsError(.unreachable, "Cannot reach the upstream \(url): \(String(cString: strerror(error.errnoCode))).")
         default:
             break
         }

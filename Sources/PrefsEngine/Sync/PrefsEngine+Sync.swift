@@ -200,9 +200,9 @@ extension PrefsEngine {
             let status = replica.status
             if succeeded, status.isInStep { return status }
             guard ContinuousClock.now < deadline else {
-                throw PrefsError(
-                    .unreachable,
-                    "Not in step with \(status.upstream) after \(timeout): \(status.lastExchange?.error ?? "changes still to exchange").")
+                var reason = status.lastExchange?.error ?? "changes still to exchange"
+                if reason.hasSuffix(".") { reason.removeLast() }
+                throw PrefsError(.unreachable, "Not in step with \(status.upstream) after \(timeout): \(reason).")
             }
             if !succeeded { try await clock.sleep(for: replica.pause) }
         }
