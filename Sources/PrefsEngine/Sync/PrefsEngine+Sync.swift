@@ -29,7 +29,9 @@ extension PrefsEngine {
         var results: [SyncAnswer.Result] = []
         if !request.mutations.isEmpty {
             guard grant.role >= .writer else {
-                throw PrefsError(.forbidden, "The token '\(device)' may only read; a reader's device cannot push changes.")
+                throw PrefsError(
+                    .forbidden,
+                    "Token '\(device)' is a reader at \(grant.scope.path); a device's push needs a writer there. Nothing was changed.")
             }
             let mutations = request.mutations
             results = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
