@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "PrefsClientCore", targets: ["PrefsClientCore"]),
         .library(name: "PrefsClient", targets: ["PrefsClient"]),
         .library(name: "PrefsConfiguration", targets: ["PrefsConfiguration"]),
+        .library(name: "PrefsSync", targets: ["PrefsSync"]),
         .executable(name: "prefsd", targets: ["prefsd"]),
         .executable(name: "prefsctl", targets: ["prefsctl"]),
     ],
@@ -53,6 +54,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // PrefsSync: a device daemon's exchanges with its upstream over HTTP(S).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Domain: keys, values, scopes, resolution, schemas, change events, the service protocol. No I/O.
@@ -144,6 +147,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -151,6 +155,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings,
             plugins: ["EmbedConsole"]
+        ),
+
+        // How a replica reaches its upstream prefsd: `POST /v1/sync` over HTTP or HTTPS
+        // (AsyncHTTPClient), for `prefsd --upstream`.
+        .target(
+            name: "PrefsSync",
+            dependencies: [
+                "PrefsKit", "PrefsEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
         ),
 
         // A swift-configuration provider over any PrefsService: a ConfigReader reads prefsd at a scope.
@@ -163,7 +182,7 @@ let package = Package(
         .executableTarget(
             name: "prefsd",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsPostgres", "PrefsServer",
+                "PrefsKit", "PrefsStore", "PrefsPostgres", "PrefsServer", "PrefsSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

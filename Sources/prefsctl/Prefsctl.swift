@@ -23,7 +23,7 @@ struct Prefsctl: ParsableCommand {
             StatusCommand.self, GetCommand.self, SetCommand.self, ResetCommand.self, ListCommand.self,
             WatchCommand.self, LockCommand.self, UnlockCommand.self, SchemaCommand.self, DumpCommand.self,
             LoadCommand.self, DraftsCommand.self, HistoryCommand.self, LogCommand.self, DiffCommand.self, RevertCommand.self,
-            TokenCommand.self, UICommand.self,
+            TokenCommand.self, UICommand.self, SyncCommand.self, ConflictsCommand.self,
         ]
     )
 

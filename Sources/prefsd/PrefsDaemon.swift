@@ -13,6 +13,7 @@ import PrefsKit
 import PrefsPostgres
 import PrefsServer
 import PrefsStore
+import PrefsSync
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -59,8 +60,35 @@ struct PrefsDaemon: AsyncParsableCommand {
             valueName: "file"))
     var tokenFile: String?
 
-    @Flag(help: "Let --listen bind an address other machines can reach.")
+    @Flag(help: "Let --listen bind an address other machines can reach without TLS.")
     var allowNonLoopback = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Serve --listen over TLS with this certificate (PEM: the server's, then its chain); with --tls-key. An address other machines can reach needs no --allow-non-loopback then.",
+            valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Be a device of the prefsd at this URL (http:// or https://, its --listen): sync this SQLite store with it, as the named token of --upstream-token-file.",
+            valueName: "url"))
+    var upstream: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the secret of the upstream's named token this device syncs as (prefsctl token create NAME on the upstream): yours, readable by you only (0600).",
+            valueName: "file"))
+    var upstreamTokenFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Verify an https:// upstream's certificate against the CA certificates (PEM) of this file instead of the system's.",
+            valueName: "file"))
+    var upstreamCa: String?
 
     @Option(
         help: ArgumentHelp(
@@ -161,6 +189,31 @@ struct PrefsDaemon: AsyncParsableCommand {
         guard listen != nil || tokenFile == nil else {
             throw ValidationError("--token-file goes with --listen: it is the token TCP clients present.")
         }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key.")
+        }
+        guard listen != nil || tlsCert == nil else {
+            throw ValidationError("--tls-cert and --tls-key go with --listen: they serve its TCP listener over TLS.")
+        }
+        guard (upstream == nil) == (upstreamTokenFile == nil) else {
+            throw ValidationError(
+                "--upstream and --upstream-token-file go together: the upstream's URL, and the file holding the named token this device syncs as.")
+        }
+        guard upstreamCa == nil || upstream != nil else {
+            throw ValidationError("--upstream-ca goes with --upstream: it verifies the upstream's certificate.")
+        }
+        if let upstream {
+            guard postgres == nil else {
+                throw ValidationError("--upstream and --postgres exclude each other: a device is a SQLite store.")
+            }
+            let scheme = upstream.prefix { $0 != ":" }.lowercased()
+            guard ["http", "https"].contains(scheme), upstream.contains("://") else {
+                throw ValidationError("--upstream takes the upstream's URL, http://HOST:PORT or https://HOST:PORT, not '\(upstream)'.")
+            }
+            guard upstreamCa == nil || scheme == "https" else {
+                throw ValidationError("--upstream-ca verifies an https:// upstream's certificate; \(upstream) is plain http.")
+            }
+        }
     }
 
     func run() async throws {
@@ -189,34 +242,50 @@ struct PrefsDaemon: AsyncParsableCommand {
         }
         let paths = DefaultPaths(environment: ProcessInfo.processInfo.environment, uid: getuid())
         let socketPath = socket ?? paths.socket
+        var transport: HTTPUpstream?
         do {
             let listener = try tcpListener()
             var configuration = try storeConfiguration()
             configuration.metricsFactory = metrics
+            transport = try upstreamTransport()
+            configuration.upstream = transport?.url
             if let postgres {
                 let store = try await PostgresStore(
                     url: postgres, passwordFile: postgresPasswordFile, configuration: configuration, logger: logger)
                 try await serve(
-                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, metrics: metrics, logger: logger)
+                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, upstream: nil, metrics: metrics,
+                    logger: logger)
             } else {
                 let databasePath = URL(fileURLWithPath: db ?? paths.database).standardizedFileURL.path
                 let store = try EmbeddedStore(path: databasePath, configuration: configuration)
                 try await serve(
-                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, metrics: metrics, logger: logger)
+                    store, socketPath: socketPath, privateFolder: socket == nil, listener: listener, upstream: transport,
+                    metrics: metrics, logger: logger)
             }
+            // The engine has closed: nothing exchanges through the upstream's client any more.
+            await transport?.shutdown()
         } catch let error as PrefsError {
+            await transport?.shutdown()
             logger.error("prefsd cannot start: \(error.message)")
             throw ExitCode.failure
+        } catch {
+            await transport?.shutdown()
+            throw error
         }
     }
 
     /// Registers the schema files, then serves `store` until SIGTERM or SIGINT, and closes it.
     private func serve<Storage: PrefsStorage>(
-        _ store: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool, listener: TCPListener?,
+        _ store: PrefsEngine<Storage>, socketPath: String, privateFolder: Bool, listener: TCPListener?, upstream: HTTPUpstream?,
         metrics: PrometheusMetricsFactory, logger: Logger
     ) async throws {
         for file in schemaFiles {
             try await store.register(schemas: try SchemaFile.read(file))
+        }
+        // A device: its pusher and puller run until the engine closes.
+        if let upstream {
+            store.startSync(through: upstream)
+            logger.info("prefsd syncs with its upstream \(upstream.url)")
         }
         let server = try PrefsHTTPServer(
             engine: store, socketPath: socketPath, privateFolder: privateFolder, listener: listener,
@@ -261,21 +330,44 @@ struct PrefsDaemon: AsyncParsableCommand {
     }
 
     /// The TCP listener of `--listen`, with the token read from `--token-file` if given — a file
-    /// that must be this user's and closed to others, like an SSH key.
+    /// that must be this user's and closed to others, like an SSH key — served over TLS with
+    /// `--tls-cert` and `--tls-key` if given.
     private func tcpListener() throws -> TCPListener? {
         guard let listen else { return nil }
-        guard let tokenFile else { return try TCPListener(address: listen, token: nil, allowNonLoopback: allowNonLoopback) }
+        let tls = try tlsCert.map { try TLSIdentity(certificateFile: $0, keyFile: tlsKey ?? "") }
+        let token = try tokenFile.map { try Self.readSecret($0, what: "token file") }
+        return try TCPListener(address: listen, token: token, allowNonLoopback: allowNonLoopback, tls: tls)
+    }
+
+    /// The transport to `--upstream`, as the named token of `--upstream-token-file`; nil without
+    /// an upstream.
+    private func upstreamTransport() throws -> HTTPUpstream? {
+        guard let upstream, let upstreamTokenFile else { return nil }
+        let token = try Self.readSecret(upstreamTokenFile, what: "upstream token file")
+        guard !token.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw PrefsError(
+                .invalidRequest,
+                "The upstream token file \(upstreamTokenFile) is empty: put the secret of the upstream's named token in it (prefsctl token create NAME --role writer --scope S, on the upstream)."
+            )
+        }
+        return try HTTPUpstream(url: upstream, token: token, caFile: upstreamCa)
+    }
+
+    /// The text of a file holding a secret (`what` names it in errors): it must be this user's
+    /// and closed to others, like an SSH key.
+    private static func readSecret(_ path: String, what: String) throws -> String {
         var info = stat()
-        guard stat(tokenFile, &info) == 0 else {
-            throw PrefsError(.invalidRequest, "Cannot read the token file \(tokenFile): \(String(cString: strerror(errno))).")
+        guard stat(path, &info) == 0 else {
+            throw PrefsError(.invalidRequest, "Cannot read the \(what) \(path): \(String(cString: strerror(errno))).")
         }
         guard info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
-            throw PrefsError(
-                .forbidden,
-                "The token file \(tokenFile) must be yours and readable by you only: chmod 600 \(tokenFile).")
+            throw PrefsError(.forbidden, "The \(what) \(path) must be yours and readable by you only: chmod 600 \(path).")
         }
-        let token = try String(contentsOfFile: tokenFile, encoding: .utf8)
-        return try TCPListener(address: listen, token: token, allowNonLoopback: allowNonLoopback)
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw PrefsError(.invalidRequest, "Cannot read the \(what) \(path) as text: \(error.localizedDescription)")
+        }
     }
 
     private func storeConfiguration() throws -> StoreConfiguration {

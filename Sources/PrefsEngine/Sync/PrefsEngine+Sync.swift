@@ -30,7 +30,9 @@ extension PrefsEngine {
         var results: [SyncAnswer.Result] = []
         if !request.mutations.isEmpty {
             guard grant.role >= .writer else {
-                throw PrefsError(.forbidden, "The token '\(device)' may only read; a reader's device cannot push changes.")
+                throw PrefsError(
+                    .forbidden,
+                    "Token '\(device)' is a reader at \(grant.scope.path); a device's push needs a writer there. Nothing was changed.")
             }
             let mutations = request.mutations
             let (taken, rules) = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
@@ -42,7 +44,8 @@ extension PrefsEngine {
         var after = request.cursor
         while true {
             let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope)
-            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline {
+            // Nothing to wait for once the daemon stops (its watches end too): answer what there is.
+            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline || hub.isClosed {
                 return SyncAnswer(
                     device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
                     cursor: cursor, more: more ? true : nil)
@@ -118,12 +121,14 @@ extension PrefsEngine {
         }
     }
 
-    /// Returns once a change after `revision` is taken in, or at `deadline`.
+    /// Returns once a change after `revision` is taken in, at `deadline`, or once the daemon
+    /// starts to stop (``endWatches()``).
     private func waitForChange(after revision: Revision, until deadline: ContinuousClock.Instant) async throws {
-        let intake = intake
+        let (intake, hub) = (intake, hub)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await intake.waitUntilApplied(revision + 1) }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            group.addTask { await hub.waitUntilClosed() }
             await group.next()
             group.cancelAll()
         }
@@ -203,9 +208,9 @@ extension PrefsEngine {
             let status = replica.status
             if succeeded, status.isInStep { return status }
             guard ContinuousClock.now < deadline else {
-                throw PrefsError(
-                    .unreachable,
-                    "Not in step with \(status.upstream) after \(timeout): \(status.lastExchange?.error ?? "changes still to exchange").")
+                var reason = status.lastExchange?.error ?? "changes still to exchange"
+                if reason.hasSuffix(".") { reason.removeLast() }
+                throw PrefsError(.unreachable, "Not in step with \(status.upstream) after \(timeout): \(reason).")
             }
             if !succeeded { try await clock.sleep(for: replica.pause) }
         }

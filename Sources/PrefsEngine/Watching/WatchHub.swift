@@ -33,6 +33,8 @@ final class WatchHub: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Whether the hub has closed, and the tasks waiting for it to (sync's long polls).
+    private let closing = Mutex<(closed: Bool, waiters: [ObjectIdentifier: RevisionWaiter])>((false, [:]))
 
     /// How many watches may be open at once.
     let limit: Int
@@ -145,7 +147,8 @@ final class WatchHub: Sendable {
         }
     }
 
-    /// Ends every watch with a final `shutdown` event, and refuses new ones.
+    /// Ends every watch with a final `shutdown` event, and refuses new ones; ends the waits of
+    /// ``waitUntilClosed()``.
     func close() {
         let channels = state.withLock { state in
             state.closed = true
@@ -153,6 +156,35 @@ final class WatchHub: Sendable {
         }
         let revision = state.withLock { $0.revision }
         for channel in channels { channel.finish(finalEvent: ChangeEvent(revision: revision, kind: .shutdown)) }
+        let waiters = closing.withLock { closing in
+            closing.closed = true
+            defer { closing.waiters = [:] }
+            return Array(closing.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Whether the hub has closed: the daemon is stopping.
+    var isClosed: Bool { closing.withLock { $0.closed } }
+
+    /// Returns once the hub closes (at once if it has), or the task is cancelled: a long poll
+    /// waiting for a change (a device's sync) ends then, as watches do, rather than holding the
+    /// daemon's shutdown up.
+    func waitUntilClosed() async {
+        let waiter = RevisionWaiter(revision: 0)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                waiter.set(continuation)
+                let closed = closing.withLock { closing in
+                    if !closing.closed { closing.waiters[ObjectIdentifier(waiter)] = waiter }
+                    return closing.closed
+                }
+                if closed { waiter.resume() }
+            }
+        } onCancel: {
+            waiter.resume()
+        }
+        closing.withLock { _ = $0.waiters.removeValue(forKey: ObjectIdentifier(waiter)) }
     }
 
     /// Ends every watch opened with the named token `token`, with a final `revoked` event at

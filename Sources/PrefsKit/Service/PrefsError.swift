@@ -62,8 +62,9 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// This host has not taken in a revision a request asked for (`minRevision`) within the
         /// wait allowed: another host of the same database made it, and it is on its way.
         case behind = "behind"
-        /// The client could not reach the daemon (no socket, refused, cut off). Never sent by
-        /// the daemon: the client makes it when a request gets no answer.
+        /// The client could not reach the daemon (no socket, refused, cut off): the client makes
+        /// it when a request gets no answer. The daemon sends it (HTTP 503) for its own upstream
+        /// only: a replica's `POST /v1/sync:now` whose upstream could not be reached in time.
         case unreachable = "unreachable"
         /// A write was sent but whether it was stored cannot be told: the connection to the
         /// daemon (or the daemon's to its database) was lost after it went out, and no answer came

@@ -49,6 +49,33 @@ public struct SyncRequest: Codable, Sendable, Hashable {
             self.author = author
             self.reason = reason
         }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case seq, key, scope, value, base, baseValue, stamp, ifAbsent, author, reason
+        }
+
+        /// Decodes a pushed change as strictly as every request body: no unknown field, no
+        /// `null` for a field that may only be absent (a reset has no `value`; `null` is no
+        /// value to set), a valid key (`invalid_key`) and a base of 0 or more.
+        public init(from decoder: any Decoder) throws {
+            try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a pushed change")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            seq = try container.decode(Int64.self, forKey: .seq)
+            key = try container.decode(String.self, forKey: .key)
+            try KeyName.validate(key)
+            scope = try container.decode(ScopePath.self, forKey: .scope)
+            value = try container.decodeUnlessAbsent(JSONValue.self, forKey: .value)
+            if value == .null {
+                throw PrefsError(.invalidValue, "A pushed change's value is never null: a reset has no \"value\".")
+            }
+            base = try container.decode(Revision.self, forKey: .base)
+            guard base >= 0 else { throw PrefsError(.invalidRequest, "A pushed change's base is a revision, 0 or more, not \(base).") }
+            baseValue = try container.decodeUnlessAbsent(JSONValue.self, forKey: .baseValue)
+            stamp = try container.decode(SyncStamp.self, forKey: .stamp)
+            ifAbsent = try container.decodeUnlessAbsent(Bool.self, forKey: .ifAbsent)
+            author = try container.decodeUnlessAbsent(String.self, forKey: .author)
+            reason = try container.decodeUnlessAbsent(String.self, forKey: .reason)
+        }
     }
 
     /// The upstream revision the replica has taken in everything up to (0: nothing yet, send a
@@ -65,5 +92,19 @@ public struct SyncRequest: Codable, Sendable, Hashable {
         self.cursor = cursor
         self.mutations = mutations
         self.wait = wait
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case cursor, mutations, wait
+    }
+
+    /// Decodes an exchange as strictly as every request body: no unknown field, no `null` for a
+    /// field that may only be absent; `mutations` empty when absent.
+    public init(from decoder: any Decoder) throws {
+        try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a sync request")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        cursor = try container.decode(Revision.self, forKey: .cursor)
+        mutations = try container.decodeUnlessAbsent([Mutation].self, forKey: .mutations) ?? []
+        wait = try container.decodeUnlessAbsent(Int.self, forKey: .wait)
     }
 }

@@ -7,7 +7,8 @@ struct Console: Sendable {
     private let folderFiles: ConsoleFiles?
     /// The sign-in codes and sessions.
     let sessions: ConsoleSessions
-    /// `http://HOST:PORT` of the TCP listener; nil without one (the console cannot be reached).
+    /// `http://HOST:PORT` of the TCP listener (`https://` when it serves TLS); nil without one
+    /// (the console cannot be reached).
     let origin: String?
     /// How the TCP listener checks a token.
     let access: ListenerAccess
@@ -19,7 +20,7 @@ struct Console: Sendable {
         sessions = ConsoleSessions()
         origin = listener.map { listener in
             let host = listener.host.contains(":") ? "[\(listener.host)]" : listener.host
-            return "http://\(host):\(listener.port)"
+            return "\(listener.tls == nil ? "http" : "https")://\(host):\(listener.port)"
         }
         access = .bearer(fileToken: listener?.token.map(BearerToken.init(bytes:)), sessions: sessions)
     }

@@ -10,6 +10,7 @@ enum Endpoints {
     ) -> [Endpoint] {
         PreferenceEndpoints.all(engine: engine, limits: limits) + HistoryEndpoints.all(engine: engine, limits: limits)
             + DraftEndpoints.all(engine: engine, limits: limits) + TokenEndpoints.all(engine: engine, limits: limits)
+            + SyncEndpoints.all(engine: engine, limits: limits)
             + [WatchEndpoint.endpoint(engine: engine), MetricsEndpoint.endpoint(engine: engine, registry: registry)]
             + OFREPEndpoints.all(engine: engine, settings: ofrep, limits: limits)
             + ConsoleEndpoints.all(engine: engine, console: console, limits: limits)

@@ -2,8 +2,9 @@ import NIOCore
 import NIOHTTP1
 
 /// Sets up the front of a new connection, then leaves the pipeline: receive buffers that start
-/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` first, which has the
-/// general HTTP/1 path put behind it when it steps aside (``addGeneralPath(behind:on:)``).
+/// smaller and may grow larger than NIO's, and a ``FrontAnswerHandler`` in its place — first, or
+/// right behind TLS — which has the general HTTP/1 path put behind it when it steps aside
+/// (``addGeneralPath(behind:on:)``).
 ///
 /// NIO keeps a connection's last receive buffer for its next read, so every connection that has
 /// sent a request holds one for as long as it is open: for 10 000 watch connections, 20 MiB at
@@ -39,7 +40,8 @@ final class ConnectionSetupHandler: ChannelInboundHandler, RemovableChannelHandl
         front.stepsAside = { steppedAside in
             if steppedAside { try Self.addGeneralPath(behind: front, on: channel, api: api) }
         }
-        try? pipeline.addHandler(front, position: .first)
+        // Right after this handler: behind TLS, when the connection has it (NIOSSLServerHandler).
+        try? pipeline.addHandler(front, position: .after(self))
         pipeline.removeHandler(context: context, promise: nil)
     }
 

@@ -11,7 +11,7 @@ import PrefsKit
 import Prometheus
 
 /// The daemon's HTTP server: the `/v1` API of an engine (``API``) on a Unix socket, and
-/// optionally on loopback TCP behind a bearer token.
+/// optionally on TCP behind a bearer token (over TLS, given a ``TLSIdentity``).
 ///
 /// Both listeners carry the same connection pipeline, and a request takes one of two paths to
 /// the one endpoint table: the raw-bytes fast path (``FrontAnswerHandler``) for the plain requests
@@ -79,6 +79,8 @@ package struct PrefsHTTPServer: Sendable {
             return ConnectionListener(
                 address: .hostname(listener.host, port: listener.port),
                 setUp: { channel in
+                    // TLS first, when served: every byte behind it is plain HTTP.
+                    if let tls = listener.tls { try channel.pipeline.syncOperations.addHandler(tls.handler()) }
                     try channel.pipeline.syncOperations.addHandler(
                         ConnectionSetupHandler(api: api, methods: methods, occupancy: occupancy, maximumBodyBytes: maximumBodyBytes))
                 },

@@ -1,8 +1,9 @@
 import PrefsKit
 
 /// Where `prefsd --listen` also serves the API over TCP, and the file token a request there may
-/// carry (besides named tokens' secrets). Loopback only, unless explicitly allowed: a token is the
-/// only guard, and it travels in clear text.
+/// carry (besides named tokens' secrets), over TLS when given a certificate and key. Without TLS,
+/// loopback only unless explicitly allowed: a token is the only guard, and it travels in clear
+/// text.
 package struct TCPListener: Sendable {
     /// The host to bind: `127.0.0.1`, `::1`, `localhost`, …
     package let host: String
@@ -11,11 +12,13 @@ package struct TCPListener: Sendable {
     /// The file token (an admin at `/`), as the bytes after `Bearer `; nil when only named tokens
     /// are accepted.
     package let token: [UInt8]?
+    /// The certificate and key connections are served TLS with; nil: plain HTTP.
+    package let tls: TLSIdentity?
 
     /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6). Throws `invalid_request` for a malformed
-    /// address or an empty token, and `forbidden` for a host that is not loopback unless
-    /// `allowNonLoopback`.
-    package init(address: String, token: String?, allowNonLoopback: Bool = false) throws {
+    /// address or an empty token, and `forbidden` for a host that is not loopback, without `tls`,
+    /// unless `allowNonLoopback`.
+    package init(address: String, token: String?, allowNonLoopback: Bool = false, tls: TLSIdentity? = nil) throws {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
             (0...65535).contains(port)
         else {
@@ -26,10 +29,10 @@ package struct TCPListener: Sendable {
         guard !host.isEmpty else {
             throw PrefsError(.invalidRequest, "--listen needs a host, like 127.0.0.1:\(port).")
         }
-        guard allowNonLoopback || Self.isLoopback(host) else {
+        guard allowNonLoopback || tls != nil || Self.isLoopback(host) else {
             throw PrefsError(
                 .forbidden,
-                "--listen \(address) is not a loopback address; the API would be reachable from other machines with only a bearer token in clear text. Use 127.0.0.1, or add --allow-non-loopback if you really mean it."
+                "--listen \(address) is not a loopback address; the API would be reachable from other machines with only a bearer token in clear text. Use 127.0.0.1, serve TLS (--tls-cert FILE --tls-key FILE), or add --allow-non-loopback if you really mean it."
             )
         }
         let token = token?.trimmingWhitespace
@@ -37,6 +40,7 @@ package struct TCPListener: Sendable {
         self.host = host
         self.port = port
         self.token = token.map { Array($0.utf8) }
+        self.tls = tls
     }
 
     /// Whether `host` names this machine only: `localhost`, `127.0.0.0/8` or `::1`.

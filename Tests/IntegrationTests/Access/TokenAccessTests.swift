@@ -135,6 +135,16 @@ struct TokenAccessTests {
         Probe(name: "console sign-in link", needs: .reader) { _, inside in
             ("POST", "/v1/ui/links", json(#"{"scope":"\#(scope(inside: inside))"}"#))
         },
+        Probe(name: "conflicts", needs: .reader) { _, inside in ("GET", "/v1/conflicts?scope=\(scope(inside: inside))", nil) },
+        // A device pulls within its token's scope, whatever it is; a push needs a writer there.
+        Probe(name: "a device's pull", needs: .reader, unscoped: true) { _, _ in ("POST", "/v1/sync", json(#"{"cursor":0}"#)) },
+        Probe(name: "a device's push", needs: .writer, unscoped: true) { _, _ in
+            let seq = Int64(Date().timeIntervalSince1970 * 1_000_000)
+            return (
+                "POST", "/v1/sync",
+                json(#"{"cursor":0,"mutations":[{"seq":\#(seq),"key":"m.k","scope":"\#(tokenScope.path)","value":8,"base":0,"stamp":"1.0@"}]}"#)
+            )
+        },
     ]
 
     /// Waits until the daemon's TCP listener answers (it may start a moment after the socket).
@@ -176,7 +186,10 @@ struct TokenAccessTests {
         let root = try await owner.createToken(named: "matrix-root", role: .admin, scope: .root)
         grants.append(("admin at /", .admin, .root, root.secret))
         try await waitForListener(port, token: root.secret)
-        #expect(probes.count == 36, "one probe per endpoint of the API but the console's files and sign-in, which need no token")
+        #expect(
+            probes.count == 39,
+            "one probe per endpoint of the API but the console's files and sign-in, which need no token, and a device daemon's sync (GET /v1/sync, POST /v1/sync:now: SyncTests)"
+        )
 
         for grant in grants {
             for probe in probes {

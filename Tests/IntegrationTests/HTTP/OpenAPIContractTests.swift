@@ -37,6 +37,7 @@ import Testing
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
         "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
+        "POST /v1/sync", "GET /v1/sync", "POST /v1/sync:now", "GET /v1/conflicts",
         "POST /ofrep/v1/evaluate/flags/{key}", "POST /ofrep/v1/evaluate/flags", "GET /ofrep/v1/configuration",
         "GET /ui", "GET /ui/{file}", "POST /ui/session", "GET /ui/session", "DELETE /ui/session", "POST /v1/ui/links",
     ]
@@ -145,6 +146,7 @@ import Testing
             "PreferenceBatch", "PreferenceOperation", "PrefsDump", "ChangeEvent", "ServiceStatus", "Error",
             "Draft", "Poll", "Attachment", "DraftValidation", "ValidationProblem", "DraftInput", "DraftPatch",
             "AttachmentPatch", "AttachmentResult", "DraftList", "ThreadAnswer", "WatchEvent", "PreferenceValue",
+            "SyncRequest", "Mutation", "SyncAnswer", "Result", "Change", "Snapshot", "SyncConflict", "Side", "SyncStatus",
         ] {
             #expect(document.schemas[name] != nil, "openapi.yaml has no components/schemas/\(name)")
         }
@@ -309,6 +311,57 @@ import Testing
             [RevertRequest(key: "ui.size", scope: "/a", toRevision: 3), RevertRequest(prefix: "ui.", scope: "/", toRevision: 3)],
             as: "RevertRequest")
 
+        // Sync, both ways for the request.
+        let stamp = SyncStamp(milliseconds: 1_795_858_491_198, counter: 2, device: "laptop")
+        let mutation = SyncRequest.Mutation(
+            seq: 3, key: "ui.tags", scope: "/accounts/alice", value: ["a"], base: 7, baseValue: [], stamp: stamp, ifAbsent: true,
+            author: "alice (prefsctl)", reason: "Why.")
+        let reset = SyncRequest.Mutation(seq: 4, key: "ui.tags", scope: "/accounts/alice", value: nil, base: 8, stamp: stamp)
+        try checkEvery([mutation, reset], as: "Mutation")
+        let syncRequest = SyncRequest(cursor: 7, mutations: [mutation, reset], wait: 25_000)
+        try checkEvery([syncRequest], as: "SyncRequest")
+        try roundTrips(syncRequest)
+        let syncResult = SyncAnswer.Result(
+            seq: 3, outcome: .resolved, key: "ui.tags", scope: "/accounts/alice", revision: 9, value: ["a", "b"], conflict: 10)
+        try checkEvery([syncResult], as: "Result")
+        let syncChange = SyncAnswer.Change(
+            revision: 11, kind: .set, key: "ui.tags", scope: "/accounts/alice", value: ["a"], stamp: stamp, author: "token:laptop",
+            reason: "Why.")
+        try checkEvery([syncChange], as: "Change")
+        let snapshot = SyncAnswer.Snapshot(
+            revision: 11, values: [.init(key: "ui.tags", scope: "/accounts", value: ["x"], revision: 5)],
+            locks: [.init(key: "ui.tags", scope: "/", revision: 6)], schemas: ["ui.tags": schema])
+        try checkEvery([snapshot], as: "Snapshot")
+        try checkEvery([snapshot.values[0]], as: "SnapshotValue")
+        try checkEvery([snapshot.locks[0]], as: "SnapshotLock")
+        try checkEvery(
+            [
+                SyncAnswer(
+                    device: "laptop", role: .writer, scope: "/accounts/alice", results: [syncResult], snapshot: snapshot,
+                    changes: [syncChange], cursor: 11, more: true)
+            ], as: "SyncAnswer")
+        let winner = SyncConflict.Side(value: ["a", "b"], device: "phone", stamp: stamp, revision: 9, sequence: 12)
+        let loser = SyncConflict.Side(value: nil, device: "laptop", stamp: stamp, sequence: 3)
+        try checkEvery([winner, loser, SyncConflict.Side(value: nil)], as: "Side")
+        let conflict = SyncConflict(
+            revision: 10, key: "ui.tags", scope: "/accounts/alice", rule: .init(.union), winner: winner, losers: [loser],
+            time: 1_795_858_491.5, detail: "Why.")
+        try checkEvery([conflict], as: "SyncConflict")
+        try checkEvery([ConflictList(conflicts: [conflict])], as: "ConflictList")
+        let failed = SyncStatus.Exchange(time: 1_795_858_491.5, succeeded: false, error: "unreachable: Gone.", pushed: 0, pulled: 0)
+        try checkEvery([failed], as: "SyncExchange")
+        try checkEvery(
+            [
+                SyncStatus(
+                    upstream: "https://prefs.example:7878", device: "laptop", role: .writer, scope: "/accounts/alice", cursor: 11,
+                    upstreamRevision: 12, outbox: 2, snapshotTaken: true, lastExchange: failed, lastSuccess: 1_795_858_400,
+                    conflicts: 1)
+            ], as: "SyncStatus")
+        let rules = Set(document.enumValues(of: "SyncConflict", property: "rule"))
+        #expect(rules == Set(MergeRule.allCases.map(\.rawValue) + ["refused"]), "SyncConflict.rule: \(rules.sorted())")
+        let changeKinds = Set(document.enumValues(of: "Change", property: "kind"))
+        #expect(changeKinds == ["set", "reset", "lock", "unlock", "schema", "conflict"], "Change.kind: \(changeKinds.sorted())")
+
         let compacted = ErrorBody(PrefsError(.compacted, "Gone.", oldestRevision: 21))
         let stale = ErrorBody(PrefsError(.staleRevision, "Moved on.", currentDraft: draft))
         let ahead = ErrorBody(PrefsError.ahead(since: 40, newest: 30))
@@ -323,16 +376,16 @@ import Testing
         let locked = ErrorBody(PrefsError(.locked, "Locked.", lock: PreferenceLock(key: "a.b", scope: "/accounts")))
         try checkEvery([compacted.error, stale.error, ahead.error, behind.error, locked.error], as: "ErrorDetail")
 
-        // The documented enums are exactly the Swift ones (`unreachable` is the client's own, never answered).
+        // The documented enums are exactly the Swift ones (`unreachable` too: a device's sync:now answers it).
         let codes = Set(document.enumValues(of: "ErrorDetail", property: "code"))
-        #expect(codes == Set(PrefsError.Code.allCases.filter { $0 != .unreachable }.map(\.rawValue)), "ErrorDetail.code: \(codes.sorted())")
+        #expect(codes == Set(PrefsError.Code.allCases.map(\.rawValue)), "ErrorDetail.code: \(codes.sorted())")
         let visibilities = Set(document.schemas["Visibility"]?.values ?? [])
         #expect(visibilities == Set(Draft.Visibility.allCases.map(\.rawValue)), "Visibility: \(visibilities.sorted())")
         let kinds = Set(document.schemas["AttachmentKind"]?.values ?? [])
         #expect(kinds == Set(Attachment.Kind.allCases.map(\.rawValue)), "AttachmentKind: \(kinds.sorted())")
         // ChangeEvent.Kind is open (a struct), so its kinds are listed here.
         let eventKinds: [ChangeEvent.Kind] = [
-            .set, .reset, .lock, .unlock, .schema, .draftCreated, .draftUpdated, .draftDeleted, .attachmentAdded,
+            .set, .reset, .lock, .unlock, .schema, .conflict, .draftCreated, .draftUpdated, .draftDeleted, .attachmentAdded,
             .attachmentUpdated, .attachmentRemoved, .validation, .tokenCreated, .tokenRevoked, .progress, .overflow, .shutdown,
             .revoked,
         ]
@@ -351,10 +404,17 @@ import Testing
         // A short change log, so an old `since` is compacted (410); small value and attachment
         // limits, so 413 is cheap to reach.
         // On TCP too, so that the console's links have an address.
-        let (daemon, _) = try await TCPListenerTests.daemon(
+        let (daemon, port) = try await TCPListenerTests.daemon(
             token: Self.contractToken,
             arguments: ["--retain-changes", "4", "--max-value-bytes", "1024", "--max-attachment-bytes", "1024"])
         let client = daemon.client
+        // Sync: two devices' tokens, and a device daemon syncing with this one as the reader.
+        let laptop = try await client.createToken(named: "device-laptop", role: .writer, scope: "/accounts/alice").secret
+        let phone = try await client.createToken(named: "device-phone", role: .reader, scope: "/accounts/alice").secret
+        let (replicaFolder, phoneFile) = try TCPListenerTests.folder(holdingToken: phone)
+        let replica = try await Daemon(
+            arguments: ["--upstream", "http://127.0.0.1:\(port)", "--upstream-token-file", phoneFile], folder: replicaFolder)
+        let routes = Routes(port: port, replicaSocket: replica.socketPath)
         try await client.register(schemas: ["ui.size": PreferenceSchema(type: .int, defaultValue: 5, minimum: 1, maximum: 10)])
         try await client.set("ui.size", to: 3, scope: "/accounts/alice")
         try await client.set("locked.key", to: 1, scope: "/a")
@@ -364,7 +424,7 @@ import Testing
         for index in 0..<8 { try await client.set("filler.key", to: .integer(Int64(index))) }
         #expect(try await client.status().oldestRevision > 2, "the change log should have been compacted")
 
-        let probes = Self.probes(fixtures)
+        let probes = Self.probes(fixtures) + Self.syncProbes(laptop: laptop, phone: phone)
         var byOperation: [String: [Probe]] = [:]
         for probe in probes { byOperation[probe.operation, default: []].append(probe) }
 
@@ -391,7 +451,8 @@ import Testing
             guard let operation = documented[probe.operation] else { continue }
             let revision = try await client.status().revision
             let draftRevision = try await Self.draftRevision(for: probe, socket: daemon.socketPath)
-            let answer = try await Self.send(probe, socket: daemon.socketPath, revision: revision, draftRevision: draftRevision)
+            let answer = try await Self.send(
+                probe, socket: daemon.socketPath, routes: routes, revision: revision, draftRevision: draftRevision)
             let label = "\(probe.method) \(probe.target(revision: revision)) (\(probe.note))"
             let text = String(decoding: answer.body.prefix(2000), as: UTF8.self)
             // What a probe sends is documented: its query items and headers (but the body's type).
@@ -456,6 +517,7 @@ import Testing
             }
         }
         #expect(checked == Set(documented.keys), "operations left unchecked: \(Set(documented.keys).subtracting(checked))")
+        await replica.expectCleanStop()
     }
 
     /// The success case of `GET /v1/watch`, read with a bound: a replayed event's `id:`,
@@ -597,12 +659,15 @@ extension OpenAPIContractTests {
         var note: String
         /// More checks of a 2xx answer's body.
         var checkAnswer: (@Sendable (Data) -> Void)?
+        /// Where it goes.
+        var route = Route.socket
 
         init(
             _ method: String, _ path: String, key: String? = nil, params: [String: String] = [:],
-            query: [(String, String)] = [], headers: [(String, String)] = [], body: String? = nil,
+            query: [(String, String)] = [], headers: [(String, String)] = [], body: String? = nil, route: Route = .socket,
             expect expected: Int, code: String? = nil, _ note: String, check: (@Sendable (Data) -> Void)? = nil
         ) {
+            self.route = route
             self.method = method
             self.path = path
             self.pathParameters = params
@@ -667,6 +732,21 @@ extension OpenAPIContractTests {
         }
     }
 
+    /// Where a probe goes: the daemon's socket (its owner, an admin at `/`), the device daemon's
+    /// socket, or the daemon's TCP listener with a named token's secret (a device's exchange
+    /// needs one).
+    enum Route: Sendable {
+        case socket
+        case replica
+        case bearer(String)
+    }
+
+    /// The device daemon's socket and the daemon's TCP port, for the probes that go there.
+    struct Routes: Sendable {
+        var port: UInt16
+        var replicaSocket: String
+    }
+
     /// The drafts the probes work on, made before they run.
     struct DraftFixtures: Sendable {
         /// alice's draft at position 0 of thread t1, at a revision above 1, with two attachments.
@@ -722,6 +802,9 @@ extension OpenAPIContractTests {
         "OFREPConfiguration": { _ = try wireDecoder().decode(OFREPConfigurationAnswer.self, from: $0) },
         "ConsoleLink": { _ = try wireDecoder().decode(ConsoleLink.self, from: $0) },
         "ConsoleSession": { _ = try wireDecoder().decode(ConsoleSessionAnswer.self, from: $0) },
+        "SyncAnswer": { _ = try WireJSON.decode(SyncAnswer.self, from: $0) },
+        "SyncStatus": { _ = try wireDecoder().decode(SyncStatus.self, from: $0) },
+        "ConflictList": { _ = try WireJSON.decode(ConflictList.self, from: $0) },
     ]
 
     /// `ConsoleSession`, which has no public Swift type.
@@ -876,7 +959,10 @@ extension OpenAPIContractTests {
                 "the file token's name"),
             Probe(
                 "GET", "/v1/tokens", expect: 200, "every token",
-                check: { body in #expect(decode(TokenListAnswer.self, body)?.tokens.map(\.name) == ["contract"]) }),
+                check: { body in
+                    // Besides the devices' tokens, made for sync's probes.
+                    #expect(decode(TokenListAnswer.self, body)?.tokens.map(\.name).filter { !$0.hasPrefix("device-") } == ["contract"])
+                }),
             Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 200, "revoke"),
             Probe("DELETE", "/v1/tokens/{name}", params: ["name": "contract"], expect: 404, code: "not_found", "no such token"),
 
@@ -1226,6 +1312,89 @@ extension OpenAPIContractTests {
         ]
     }
 
+    /// Sync's probes: a device's exchanges on the TCP listener with its named token (`laptop`, a
+    /// writer at /accounts/alice; `phone`, a reader there), the conflicts they made, and a
+    /// device daemon's sync (the replica, syncing as `phone`). Run after ``probes(_:)``.
+    static func syncProbes(laptop: String, phone: String) -> [Probe] {
+        let push = #"""
+            {"cursor": 0, "mutations": [
+              {"seq": 1, "key": "synced.key", "scope": "/accounts/alice", "value": 1, "base": 0, "stamp": "1795858491198.0@"},
+              {"seq": 2, "key": "synced.key", "scope": "/accounts/bob", "value": 2, "base": 0, "stamp": "1795858491199.0@"}]}
+            """#
+        return [
+            Probe(
+                "POST", "/v1/sync", body: push, route: .bearer(laptop), expect: 200,
+                "a device pushes: one change applied, one beyond its scope refused",
+                check: { body in
+                    let answer = try? WireJSON.decode(SyncAnswer.self, from: body)
+                    #expect(answer?.device == "device-laptop")
+                    #expect(answer?.results.map(\.outcome) == [.applied, .refused])
+                    #expect(answer?.snapshot != nil, "a cursor of 0 gets a snapshot")
+                }),
+            Probe(
+                "POST", "/v1/sync", body: push, route: .bearer(laptop), expect: 200, "the same changes again: duplicates",
+                check: { body in
+                    #expect((try? WireJSON.decode(SyncAnswer.self, from: body))?.results.map(\.outcome) == [.duplicate, .duplicate])
+                }),
+            Probe(
+                "POST", "/v1/sync", body: #"{"cursor": $revision, "wait": 10}"#, route: .bearer(phone), expect: 200,
+                "a reader pulls; nothing new, the long poll ends at its wait",
+                check: { body in #expect((try? WireJSON.decode(SyncAnswer.self, from: body))?.changes.isEmpty == true) }),
+            Probe(
+                "POST", "/v1/sync", body: push, route: .bearer(phone), expect: 403, code: "forbidden", "a reader's device pushes"),
+            Probe("POST", "/v1/sync", body: #"{"cursor": 0}"#, expect: 403, code: "forbidden", "no named token: the socket's owner"),
+            Probe(
+                "POST", "/v1/sync", body: #"{"cursor": 0, "since": 3}"#, route: .bearer(laptop), expect: 400,
+                code: "invalid_request", "unknown field"),
+            Probe(
+                "POST", "/v1/sync",
+                body: #"{"cursor": 0, "mutations": [{"seq": 3, "key": "synced.key", "scope": "/accounts/alice", "value": 1, "base": 0, "stamp": "1.0@", "when": 1}]}"#,
+                route: .bearer(laptop), expect: 400, code: "invalid_request", "unknown field in a change"),
+            Probe(
+                "POST", "/v1/sync",
+                body: #"{"cursor": 0, "mutations": [{"seq": 3, "key": "synced.key", "scope": "/accounts/alice", "value": null, "base": 0, "stamp": "1.0@"}]}"#,
+                route: .bearer(laptop), expect: 400, code: "invalid_value", "a null value"),
+            Probe(
+                "POST", "/v1/sync",
+                body: #"{"cursor": 0, "mutations": [{"seq": 4, "key": "synced.key", "scope": "/accounts/alice", "base": 0, "stamp": "1.0@"}, {"seq": 4, "key": "synced.key", "scope": "/accounts/alice", "base": 0, "stamp": "2.0@"}]}"#,
+                route: .bearer(laptop), expect: 400, code: "invalid_request", "sequence numbers that do not increase"),
+            Probe(
+                "POST", "/v1/sync", body: #"{"cursor": 0, "wait": 600000}"#, route: .bearer(laptop), expect: 400,
+                code: "invalid_request", "a wait beyond a minute"),
+
+            Probe(
+                "GET", "/v1/conflicts",
+                query: [
+                    ("scope", "/accounts"), ("key", "synced.key"), ("since", "0"), ("from", "2026-01-01T00:00:00Z"), ("limit", "5"),
+                    ("order", "newest"),
+                ], expect: 200, "the refused change, by every filter",
+                check: { body in
+                    let conflicts = (try? WireJSON.decode(ConflictList.self, from: body))?.conflicts
+                    #expect(conflicts?.count == 1)
+                    #expect(conflicts?.first?.rule == .refused)
+                    #expect(conflicts?.first?.losers.first?.device == "device-laptop")
+                }),
+            Probe("GET", "/v1/conflicts", expect: 200, "every conflict"),
+            Probe(
+                "GET", "/v1/conflicts", query: [("from", "yesterday")], expect: 400, code: "invalid_request", "from that is no time"),
+
+            Probe("GET", "/v1/sync", route: .replica, expect: 200, "a device daemon's sync",
+                check: { body in #expect(decode(SyncStatus.self, body)?.upstream.hasPrefix("http://127.0.0.1:") == true) }),
+            Probe("GET", "/v1/sync", expect: 404, code: "not_found", "a daemon with no upstream"),
+            Probe(
+                "POST", "/v1/sync:now", query: [("timeout", "20")], route: .replica, expect: 200, "in step",
+                check: { body in
+                    let status = decode(SyncStatus.self, body)
+                    #expect(status?.isInStep == true)
+                    #expect(status?.device == "device-phone")
+                }),
+            Probe("POST", "/v1/sync:now", expect: 404, code: "not_found", "a daemon with no upstream"),
+            Probe(
+                "POST", "/v1/sync:now", query: [("timeout", "601")], route: .replica, expect: 400, code: "invalid_request",
+                "a timeout beyond ten minutes"),
+        ]
+    }
+
     /// How the contract test shows that the server checks a parameter: a value it must refuse
     /// with 400 and a code, or nothing for free text, which the server takes as it is.
     enum ParameterProbe {
@@ -1244,6 +1413,7 @@ extension OpenAPIContractTests {
             ("query", "from"), ("query", "to"), ("query", "until"):
             .refused(value: "-4", code: "invalid_request")
         case ("query", "order"): .refused(value: "sideways", code: "invalid_request")
+        case ("query", "timeout"): .refused(value: "-4", code: "invalid_request")
         case ("query", "format"): .refused(value: "xml", code: "invalid_request")
         case ("header", "Prefs-Reason"): .refused(value: "%FF", code: "invalid_request")
         case ("query", "filename"): .refused(value: "", code: "invalid_request")
@@ -1318,12 +1488,30 @@ extension OpenAPIContractTests {
     /// Sends one probe on its own connection: a body with a JSON `Content-Type`, unless the probe
     /// gives its own. A watch answered 200 is an open stream: only its first bytes are read, then
     /// the connection is dropped.
-    static func send(_ probe: Probe, socket: String, revision: Revision, draftRevision: Int64? = nil) async throws -> Answer {
+    static func send(
+        _ probe: Probe, socket given: String, routes: Routes? = nil, revision: Revision, draftRevision: Int64? = nil
+    ) async throws -> Answer {
         let spec = HTTPRequestSpec(
             method: probe.method, target: probe.target(revision: revision),
             body: probe.body.map { Data($0.replacingOccurrences(of: "$revision", with: String(revision)).utf8) },
             headers: probe.resolvedHeaders(revision: revision, draftRevision: draftRevision))
         let isWatch = probe.path == "/v1/watch"
+        let socket: String
+        switch probe.route {
+        case .socket:
+            socket = given
+        case .replica:
+            socket = try #require(routes).replicaSocket
+        case .bearer(let token):
+            let port = try #require(routes).port
+            return try await withContractTimeout(seconds: 20, "\(probe.method) \(spec.target) on TCP") {
+                var headers = spec.headers
+                if spec.body != nil { headers.append(("Content-Type", "application/json")) }
+                let answer = try await TCPConnection(port: port).request(
+                    probe.method, spec.target, token: token, data: spec.body, headers: headers)
+                return Answer(status: answer.status, body: Data(answer.body.utf8))
+            }
+        }
         return try await withContractTimeout(seconds: 20, "\(probe.method) \(spec.target)") {
             let transport = UnixSocketTransport(socketPath: socket)
             if let body = spec.body, probe.headers.contains(where: { $0.0.lowercased() == "content-type" }) {
