@@ -49,6 +49,10 @@ package final class HTTPUpstream: SyncTransport {
         var tls: TLSConfiguration?
         if scheme == "https" {
             var configuration = TLSConfiguration.makeClientConfiguration()
+            // Closing a connection waits this long for the upstream's close_notify: one whose
+            // long poll is still waiting there answers it only then. A device that stops, or
+            // drops a connection, need not wait NIOSSL's five seconds for that.
+            configuration.shutdownTimeout = .milliseconds(250)
             if let caFile {
                 do {
                     _ = try NIOSSLCertificate.fromPEMFile(caFile)

@@ -212,7 +212,8 @@ extension PrefsEngine {
                 if reason.hasSuffix(".") { reason.removeLast() }
                 throw PrefsError(.unreachable, "Not in step with \(status.upstream) after \(timeout): \(reason).")
             }
-            if !succeeded { try await clock.sleep(for: replica.pause) }
+            // The pause before trying again, but never past the deadline.
+            if !succeeded { try await clock.sleep(for: min(replica.pause, max(.zero, deadline - ContinuousClock.now))) }
         }
     }
 }

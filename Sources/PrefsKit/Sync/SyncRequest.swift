@@ -5,7 +5,7 @@
 /// and what it is sent.
 public struct SyncRequest: Codable, Sendable, Hashable {
     /// A change made on the device, pushed: the upstream applies it once only (by device and
-    /// ``sequence``), and resolves it by the key's ``MergeRule`` when the entry changed since
+    /// ``seq``), and resolves it by the key's ``MergeRule`` when the entry changed since
     /// ``base``.
     public struct Mutation: Codable, Sendable, Hashable {
         /// The device's sequence number: increasing, never reused. The upstream keeps the

@@ -67,6 +67,14 @@ import Testing
         var cases: [Case] = [
             Case(0, ["status"]),
             Case(2, ["status", "--bogus"]),
+            // Sync, on a daemon with no upstream (a device's are SyncTests').
+            Case(1, ["sync"], says: "has no upstream"),
+            Case(1, ["sync", "--wait", "--timeout", "1"], says: "has no upstream"),
+            Case(2, ["sync", "--timeout", "5"], says: "--timeout goes with --wait"),
+            Case(0, ["conflicts"], says: "no conflicts"),
+            Case(0, ["conflicts", "--json", "--since", "2h", "--key", "a.b", "--scope", "/accounts"]),
+            Case(2, ["conflicts", "--limit", "0"]),
+            Case(2, ["conflicts", "--key", "Bad"]),
             Case(2, ["gte", "a.b"], says: "Did you mean 'get'?"),
             Case(2, ["drafts", "lst"], says: "Did you mean 'list'?"),
 
@@ -191,7 +199,7 @@ import Testing
             ["drafts", "edit", id, "--text", "x"], ["drafts", "delete", id], ["drafts", "validate", id],
             ["drafts", "attach", id, "/etc/hostname"], ["drafts", "detach", id, id],
             ["drafts", "edit-attachment", id, id, "--alt", "x"], ["drafts", "fetch", id, id, "-o", "/tmp/x"],
-            ["drafts", "watch", id],
+            ["drafts", "watch", id], ["sync"], ["sync", "--wait"], ["conflicts"],
         ]
         for arguments in verbs {
             // `load -` reads a dump, `schema load -` an object of schemas.

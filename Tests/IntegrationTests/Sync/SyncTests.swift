@@ -158,6 +158,16 @@ struct SyncTests {
         for part in ["REVISION", "ui.theme", Self.scope, "lww", "light (phone)", "dark (laptop)"] {
             #expect(table.stdout.contains(part), "prefsctl conflicts shows \(part): \(table.stdout)")
         }
+        // The same through the Swift client.
+        let client = upstream.client
+        #expect(try await client.conflicts(scope: Self.scopePath, key: try KeyName("ui.theme"), since: 0, limit: 5, newestFirst: true) == conflicts)
+        #expect(try await client.conflicts(from: Date(timeIntervalSinceNow: 3600)).isEmpty, "none from an hour ahead")
+        #expect(try await client.conflicts(since: conflict.revision).isEmpty, "none after it")
+        await #expect(throws: PrefsError.self) { try await client.syncStatus() }
+        let status = try await phone.client.syncNow(timeout: .seconds(10))
+        #expect(status.isInStep && status.device == "phone" && status.conflicts >= 0, "\(status)")
+        #expect(try await phone.client.syncStatus().cursor == status.cursor)
+
         let elsewhere = try await upstream.prefsctl("conflicts", "--scope", "/accounts/bob")
         #expect(elsewhere.status == 0 && elsewhere.stdout.contains("no conflicts"), "\(elsewhere.stdout)")
 
