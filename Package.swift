@@ -158,11 +158,11 @@ let package = Package(
         ),
 
         // How a replica reaches its upstream prefsd: `POST /v1/sync` over HTTP or HTTPS
-        // (AsyncHTTPClient), for `prefsd --upstream`.
+        // (AsyncHTTPClient), for `prefsd --upstream` and an `EmbeddedStore` given an upstream.
         .target(
             name: "PrefsSync",
             dependencies: [
-                "PrefsKit", "PrefsEngine",
+                "PrefsKit", "PrefsEngine", "PrefsStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -304,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "PrefsConfiguration", "SampleImages",
+                "PrefsKit", "PrefsClient", "PrefsStore", "PrefsPostgres", "PrefsSocket", "PrefsSync", "PrefsConfiguration", "SampleImages",
                 "TestHarness",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ConfigurationTesting", package: "swift-configuration"),

@@ -115,6 +115,12 @@ package final class HTTPUpstream: SyncTransport {
         try? await client.shutdown()
     }
 
+    /// ``shutdown()`` on the calling thread, for a transport that never sent anything (a store
+    /// that failed to open): it returns at once.
+    func shutdownNow() {
+        try? client.syncShutdown()
+    }
+
     private static let encoder = WireJSON.encoder()
 
     /// The upstream's error answer as the error it names.

@@ -154,7 +154,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         // Never waits: the last reference may be dropped on a thread of the concurrency pool,
         // which must not be held while queued writes finish. The storage is released shortly
         // after, on a thread of its own; `close()` is what says when.
-        guard stopServing() else { return }
+        guard let transport = stopServing() else { return }
+        if let transport { Task { await transport.shutdown() } }
         let storage = storage
         Thread { storage.close() }.start()
     }
@@ -166,7 +167,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     /// writes being finished, or other tasks, may need): call it from any async code. An engine
     /// dropped without it closes too, but without saying when its storage is free again.
     public func close() async {
-        guard stopServing() else { return }
+        guard let transport = stopServing() else { return }
+        await transport?.shutdown()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread { [storage] in
                 storage.close()
@@ -175,19 +177,19 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         }
     }
 
-    /// Marks the engine closed, stops its periodic tasks and ends its watches; false if it was
-    /// closed already.
-    private func stopServing() -> Bool {
+    /// Marks the engine closed, stops its periodic tasks and its sync, and ends its watches; nil
+    /// if it was closed already, else the transport sync used (if any), to shut down.
+    private func stopServing() -> (any SyncTransport)?? {
         let tasks: [Task<Void, Never>?]? = lifecycle.withLock { lifecycle in
             guard !lifecycle.closed else { return nil }
             lifecycle.closed = true
             return [lifecycle.progressTask, lifecycle.tokenUseTask]
         }
-        guard let tasks else { return false }
+        guard let tasks else { return nil }
         for task in tasks { task?.cancel() }
-        replica?.stop()
+        let transport = replica?.stop()
         hub.close()
-        return true
+        return .some(transport)
     }
 
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads

@@ -82,7 +82,7 @@ package protocol EngineServing: PrefsService {
     /// The conflicts sync recorded that `query` selects.
     func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]
     /// Where the store's sync with its upstream stands; nil for a store that is no replica.
-    var syncStatus: SyncStatus? { get }
+    var replicaStatus: SyncStatus? { get }
     /// Exchanges with the upstream until in step, or `timeout` passes.
     func syncNow(timeout: Duration) async throws -> SyncStatus
 

@@ -140,10 +140,25 @@ extension PrefsEngine {
         try await storage.conflicts(query)
     }
 
+    public func conflicts(
+        scope: ScopePath?, key: KeyName?, since: Revision?, from: Date?, limit: Int?, newestFirst: Bool
+    ) async throws -> [SyncConflict] {
+        try await conflicts(
+            ConflictQuery(
+                subtree: scope, key: key?.rawValue, after: since, from: from?.timeIntervalSince1970, limit: limit ?? 1000,
+                newestFirst: newestFirst))
+    }
+
+    public func syncStatus() async throws -> SyncStatus {
+        guard let status = replicaStatus else { throw PrefsError(.notFound, "This store is no replica: it has no upstream.") }
+        return status
+    }
+
     // MARK: The replica's side
 
-    /// Where the replica's sync stands; nil for a store that is no replica.
-    package var syncStatus: SyncStatus? {
+    /// Where the replica's sync stands; nil for a store that is no replica (``syncStatus()``
+    /// without the error).
+    package var replicaStatus: SyncStatus? {
         replica?.status
     }
 
@@ -197,7 +212,8 @@ extension PrefsEngine {
     ///
     /// - Throws: ``PrefsError`` — `unreachable` with the last exchange's error if the upstream
     ///   could not be reached in time; `not_found` for a store that is no replica.
-    package func syncNow(timeout: Duration) async throws -> SyncStatus {
+    @discardableResult
+    public func syncNow(timeout: Duration) async throws -> SyncStatus {
         guard let replica else { throw PrefsError(.notFound, "This store is no replica: it has no upstream.") }
         guard let transport = replica.transport.withLock({ $0 }) else {
             throw PrefsError(.unreachable, "This replica is not syncing: it was opened without a way to reach its upstream.")

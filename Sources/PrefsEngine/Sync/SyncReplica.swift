@@ -137,8 +137,14 @@ final class SyncReplica: Sendable {
             }
         }
         let puller = Task {
+            // The first exchange answers at once, so that a replica that starts knows soon where
+            // it stands; the later ones hold a long poll.
+            var wait: Int? = nil
             while !Task.isCancelled {
-                if await exchange(false, Self.longPoll) { continue }
+                if await exchange(false, wait) {
+                    wait = Self.longPoll
+                    continue
+                }
                 await sleep(pause)
             }
         }
@@ -146,9 +152,10 @@ final class SyncReplica: Sendable {
         if hasOutbox { pushWanted.yield() }
     }
 
-    /// Stops the loops.
-    func stop() {
+    /// Stops the loops; returns the transport they used, for its owner to shut down.
+    func stop() -> (any SyncTransport)? {
         pushWanted.finish()
         for task in loops.withLock({ $0 }) { task.cancel() }
+        return transport.withLock { $0 }
     }
 }

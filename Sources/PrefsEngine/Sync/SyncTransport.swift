@@ -10,4 +10,13 @@ package protocol SyncTransport: Sendable {
     ///   device's token, `unreachable` when it cannot be reached, `unavailable` when it answers
     ///   that it cannot serve now; any other error the upstream answered.
     func exchange(_ request: SyncRequest) async throws -> SyncAnswer
+
+    /// Releases what the transport holds (its connections), once the replica has stopped
+    /// syncing through it. Harmless twice.
+    func shutdown() async
+}
+
+extension SyncTransport {
+    /// Nothing to release.
+    package func shutdown() async {}
 }

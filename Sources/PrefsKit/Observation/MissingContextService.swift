@@ -7,6 +7,11 @@ struct MissingContextService: PrefsService {
     let error: PrefsError
 
     func status() async throws -> ServiceStatus { throw error }
+    func conflicts(
+        scope: ScopePath?, key: KeyName?, since: Revision?, from: Date?, limit: Int?, newestFirst: Bool
+    ) async throws -> [SyncConflict] { throw error }
+    func syncStatus() async throws -> SyncStatus { throw error }
+    func syncNow(timeout: Duration) async throws -> SyncStatus { throw error }
     func waitForRevision(_ revision: Revision) async throws { throw error }
     func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference { throw error }
     func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] { throw error }

@@ -7,7 +7,7 @@
 /// PostgreSQL database several hosts share) and `PrefsClient` (the `prefsd` daemon over its Unix
 /// socket). They give the same answers and the same errors (``PrefsError``), so code and tests
 /// written against this protocol run against any of them.
-public protocol PrefsService: PreferencesService, DraftsService, HistoryService, TokensService {
+public protocol PrefsService: PreferencesService, DraftsService, HistoryService, TokensService, SyncService {
     /// Version, database, current revision, uptime and counts.
     func status() async throws -> ServiceStatus
 

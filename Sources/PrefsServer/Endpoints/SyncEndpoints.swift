@@ -40,7 +40,7 @@ enum SyncEndpoints {
                 return .task { .json(ConflictList(conflicts: try await engine.conflicts(query))) }
             },
             Endpoint(.get, "/v1/sync") { _ in
-                guard let status = engine.syncStatus else {
+                guard let status = engine.replicaStatus else {
                     throw PrefsError(.notFound, "This prefsd has no upstream: it is started without --upstream, so it does not sync.")
                 }
                 return .now(.json(status))
@@ -50,7 +50,7 @@ enum SyncEndpoints {
                 guard (1...Self.longestSyncTimeout).contains(seconds) else {
                     throw PrefsError(.invalidRequest, "timeout takes 1 to \(Self.longestSyncTimeout) seconds, not \(seconds).")
                 }
-                guard engine.syncStatus != nil else {
+                guard engine.replicaStatus != nil else {
                     throw PrefsError(.notFound, "This prefsd has no upstream: it is started without --upstream, so it does not sync.")
                 }
                 return .task { .json(try await engine.syncNow(timeout: .seconds(seconds))) }

@@ -72,11 +72,11 @@ final class SyncBench {
         let (store, transport) = replicas[device]!
         for _ in 0..<10 {
             await store.exchange(through: transport, pushing: true, wait: nil)
-            if let status = store.syncStatus, status.isInStep, status.upstreamRevision == upstream.committedRevision {
+            if let status = store.replicaStatus, status.isInStep, status.upstreamRevision == upstream.committedRevision {
                 return status
             }
         }
-        throw PrefsError(.internal, "\(device) is not in step: \(String(describing: store.syncStatus))")
+        throw PrefsError(.internal, "\(device) is not in step: \(String(describing: store.replicaStatus))")
     }
 
     /// Syncs every replica, twice round, so that each has what the others pushed.

@@ -145,7 +145,7 @@ struct SyncRulesTests {
         #expect(outside?.code == .forbidden)
         let lock = await #expect(throws: PrefsError.self) { try await laptop.lock("theme", scope: Self.alice) }
         #expect(lock?.code == .forbidden)
-        #expect(laptop.syncStatus?.outbox == 0)
+        #expect(laptop.replicaStatus?.outbox == 0)
         await bench.close()
     }
 
@@ -178,10 +178,10 @@ struct SyncRulesTests {
         #expect(first.results.map(\.outcome) == [.applied])
         let revision = bench.upstream.committedRevision
         let again = try await bench.restart("laptop")
-        #expect(again.syncStatus?.outbox == 1)
+        #expect(again.replicaStatus?.outbox == 1)
         try await bench.sync("laptop")
         #expect(bench.upstream.committedRevision == revision)
-        #expect(again.syncStatus?.outbox == 0)
+        #expect(again.replicaStatus?.outbox == 0)
         #expect(try await again.resolve("theme", scope: Self.alice).value == "dark")
         await bench.close()
     }

@@ -211,7 +211,7 @@ final class SyncSimulation {
         let (key, scope) = randomEntry()
         let reset = Int.random(in: 0..<5, using: &random) == 0
         let value: JSONValue? = reset ? JSONValue?.none : randomValue(for: key)
-        let before = store.syncStatus?.outbox ?? 0
+        let before = store.replicaStatus?.outbox ?? 0
         trace.append("\(step) \(devices[index].name) writes \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
         do {
             if let value {
@@ -224,7 +224,7 @@ final class SyncSimulation {
             return
         }
         devices[index].wrote = true
-        guard let status = store.syncStatus, status.outbox > before,
+        guard let status = store.replicaStatus, status.outbox > before,
             let last = store.syncRequest(pushing: true)?.mutations.last
         else { return }
         acknowledged.append(Acknowledged(device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value))
@@ -348,7 +348,7 @@ final class SyncSimulation {
             guard let request = store.syncRequest(pushing: true) else { return }
             let answer = try await serve(request, from: device)!
             try await store.takeIn(answer)
-            if answer.more != true, store.syncStatus?.outbox == 0, answer.cursor == upstream.committedRevision { return }
+            if answer.more != true, store.replicaStatus?.outbox == 0, answer.cursor == upstream.committedRevision { return }
         }
         throw PrefsError(.internal, "\(device.name) is not in step after 20 exchanges.")
     }

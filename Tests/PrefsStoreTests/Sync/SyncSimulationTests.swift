@@ -74,7 +74,7 @@ struct SyncSimulationTests {
                     }
                 }
             }
-            let status = store.syncStatus
+            let status = store.replicaStatus
             if status?.outbox != 0 { violations.append("\(device.name) still has \(status?.outbox ?? -1) changes to push") }
         }
         // Every acknowledged write reached the upstream once: applied, or kept as a loser.
