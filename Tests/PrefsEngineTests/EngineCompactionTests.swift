@@ -4,7 +4,9 @@ import Testing
 
 /// The change log compacted: the engine keeps `retainChanges` changes, and what reaches back
 /// past the oldest it keeps — a read in the past, a watch resumed — is `compacted`; the changes
-/// that set what is stored now still explain it.
+/// that set what is stored now still explain it. A device whose cursor is that old gets a
+/// snapshot only if compaction dropped a change within its reach: else the log still holds all
+/// of them.
 @Suite("Engine: change-log compaction")
 struct EngineCompactionTests {
     /// Keeps 32 changes, dropping older ones one at a time (a 32nd of them).
@@ -61,6 +63,54 @@ struct EngineCompactionTests {
             }
             #expect(error?.code == .compacted)
             #expect(error?.oldestRevision == 9)
+        }
+    }
+
+    /// An engine with the token `laptop`, a writer at /accounts/alice (revision 1), that set `p`
+    /// there (2), then `q` at /accounts/bob 3…40 but `p` again at 20 and 30, and at `pAlsoAt` —
+    /// compacting the log to 9…40.
+    private static func withReplicaUpstream(pAlsoAt: Revision? = nil, _ body: (PrefsEngine<SharedMemoryStorage>) async throws -> Void)
+        async throws
+    {
+        try await withEngine(on: SharedMemoryStorage(), configuration: Self.keeping32) { engine in
+            _ = try await engine.createToken(named: "laptop", role: .writer, scope: "/accounts/alice")
+            try await engine.set("p", to: 2, scope: "/accounts/alice")
+            for revision: Int64 in 3...40 {
+                if [20, 30, pAlsoAt].contains(revision) {
+                    try await engine.set("p", to: .integer(revision), scope: "/accounts/alice")
+                } else {
+                    try await engine.set("q", to: .integer(revision), scope: "/accounts/bob")
+                }
+            }
+            #expect(try await engine.status().oldestRevision == 9)
+            try await body(engine)
+        }
+    }
+
+    private static let laptop = AccessGrant(token: "laptop", role: .writer, scope: "/accounts/alice")
+
+    @Test("A device whose cursor is older than the log gets the changes within its reach, not a snapshot, when compaction dropped none of them")
+    func replicaBehindTheLogGetsChanges() async throws {
+        try await Self.withReplicaUpstream { engine in
+            let answer = try await engine.exchange(SyncRequest(cursor: 2), grant: Self.laptop, context: WriteContext())
+            #expect(answer.snapshot == nil)
+            #expect(answer.changes.map(\.revision) == [20, 30])
+            #expect(answer.changes.map(\.value) == [20, 30])
+            #expect(answer.cursor == 40)
+        }
+    }
+
+    @Test("A device whose cursor is older than a change within its reach that compaction dropped gets a snapshot")
+    func replicaBehindADroppedChangeGetsASnapshot() async throws {
+        try await Self.withReplicaUpstream(pAlsoAt: 5) { engine in
+            let answer = try await engine.exchange(SyncRequest(cursor: 2), grant: Self.laptop, context: WriteContext())
+            #expect(answer.snapshot?.revision == 40)
+            #expect(answer.snapshot?.values.map(\.value) == [30])
+            #expect(answer.changes.isEmpty)
+            #expect(answer.cursor == 40)
+            let later = try await engine.exchange(SyncRequest(cursor: 5), grant: Self.laptop, context: WriteContext())
+            #expect(later.snapshot == nil, "from the dropped change on, nothing within its reach was dropped")
+            #expect(later.changes.map(\.revision) == [20, 30])
         }
     }
 
