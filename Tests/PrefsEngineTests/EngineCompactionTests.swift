@@ -179,6 +179,16 @@ struct EngineCompactionTests {
         }
     }
 
+    @Test("A watch a scoped token opened, resumed from before the log, replays when only changes outside its reach were dropped")
+    func watchOfAScopedToken() async throws {
+        try await Self.withReplicaUpstream { engine in
+            var request = WatchRequest(since: 2)
+            request.grant = Self.laptop
+            let events = try await collect(engine.watch(request), count: 2)
+            #expect(events.map(\.revision) == [20, 30], "q's changes at /accounts/bob are not its to see, nor to lose")
+        }
+    }
+
     @Test("A history reaches back to the oldest change kept, and to an older one that set what is stored now")
     func history() async throws {
         try await withEngine(on: SharedMemoryStorage(), configuration: Self.keeping32) { engine in
