@@ -59,18 +59,49 @@ enum ChangeLogRecords {
 
     /// Drops the rows before `oldest` but those that set an entry stored now, and records `oldest`
     /// as the oldest kept in full and `newest` as the newest revision then (the state row is
-    /// written only when the log is compacted).
+    /// written only when the log is compacted). For each key, scope and kind among the rows it
+    /// drops, it first records the newest revision dropped (`compacted_entry`, keeping the
+    /// highest), so that a reader can tell whether what it follows lost a change.
     static func compact(_ db: Database, keepingFrom oldest: Revision, newest: Revision) throws {
         try db.cachedStatement(sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = ?")
             .execute(arguments: [newest, oldest])
         try db.cachedStatement(
             sql: """
-                DELETE FROM change
-                WHERE revision < ? AND revision NOT IN (
-                    SELECT revision FROM preference UNION ALL SELECT revision FROM preference_lock
-                    UNION ALL SELECT revision FROM preference_schema)
+                INSERT INTO compacted_entry (key, scope, kind, revision)
+                SELECT key, ifnull(scope, ''), kind, max(revision) FROM change
+                WHERE revision < ? AND key IS NOT NULL AND revision NOT IN (\(storedRevisions))
+                GROUP BY key, ifnull(scope, ''), kind
+                ON CONFLICT (key, scope, kind) DO UPDATE SET revision = max(revision, excluded.revision)
                 """
         ).execute(arguments: [oldest])
+        try db.cachedStatement(
+            sql: "DELETE FROM change WHERE revision < ? AND revision NOT IN (\(storedRevisions))"
+        ).execute(arguments: [oldest])
+    }
+
+    /// The revisions of the values, locks and schemas stored now: compaction keeps their rows.
+    private static let storedRevisions = """
+        SELECT revision FROM preference UNION ALL SELECT revision FROM preference_lock \
+        UNION ALL SELECT revision FROM preference_schema
+        """
+
+    /// The newest revision compaction dropped among the rows `filter` selects (its key, prefix,
+    /// subtree, scopes, reach and kinds); 0 if none.
+    static func newestCompactedAway(_ db: Database, matching filter: ChangeLogFilter) throws -> Revision {
+        let (sql, parameters) = filter.newestCompactedAwaySQL(.sqlite)
+        return try Revision.fetchOne(db, sql: sql, arguments: arguments(parameters)) ?? 0
+    }
+
+    /// A filter's parameters as GRDB's arguments.
+    private static func arguments(_ parameters: [ChangeLogFilter.Parameter]) -> StatementArguments {
+        StatementArguments(
+            parameters.map { parameter -> (any DatabaseValueConvertible)? in
+                switch parameter {
+                case .text(let text): text
+                case .integer(let integer): integer
+                case .real(let real): real
+                }
+            })
     }
 
     /// The first revision committed at or after `time`, nil if none was.
@@ -83,15 +114,7 @@ enum ChangeLogRecords {
     /// The rows `filter` selects, at most `limit`, and the oldest revision the log holds in full.
     static func page(_ db: Database, matching filter: ChangeLogFilter, limit: Int) throws -> ChangeLogPage {
         let (sql, parameters) = filter.sql(.sqlite, limit: limit)
-        let arguments = StatementArguments(
-            parameters.map { parameter -> (any DatabaseValueConvertible)? in
-                switch parameter {
-                case .text(let text): text
-                case .integer(let integer): integer
-                case .real(let real): real
-                }
-            })
-        let changes = try Row.fetchAll(db, sql: sql, arguments: arguments).map(loggedChange)
+        let changes = try Row.fetchAll(db, sql: sql, arguments: arguments(parameters)).map(loggedChange)
         return ChangeLogPage(changes: changes, oldestRevision: try bounds(db).oldest)
     }
 

@@ -98,6 +98,10 @@ public final class SQLiteStorage: PrefsStorage {
         try await pool.read { db in try ChangeLogRecords.page(db, matching: filter, limit: limit) }
     }
 
+    package func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
+        try await pool.read { db in try ChangeLogRecords.newestCompactedAway(db, matching: filter) }
+    }
+
     package func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
         try await pool.read { db in try SyncRecords.conflicts(db, query) }
     }

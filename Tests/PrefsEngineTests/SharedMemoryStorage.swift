@@ -24,6 +24,9 @@ final class SharedMemoryStorage: PrefsStorage {
         /// The oldest revision the change log holds in full: compaction drops the rows before it
         /// but those that set a value stored now.
         var oldestRevision: Revision = 1
+        /// What compaction dropped: the newest revision dropped of each key, scope (nil: a
+        /// schema's) and kind, as `compacted_entry` keeps it.
+        var compacted: [CompactedEntry: Revision] = [:]
         /// Named tokens, by name.
         var tokens: [String: StoredToken] = [:]
         /// Outcomes of idempotent requests, by key.
@@ -46,6 +49,13 @@ final class SharedMemoryStorage: PrefsStorage {
         var scripted: [[(key: String, value: JSONValue)]] = []
         /// How many of the coming commits that hold the others off end in a deadlock with one.
         var deadlocks = 0
+    }
+
+    /// A key, scope and kind whose rows compaction dropped.
+    struct CompactedEntry: Hashable {
+        var key: String
+        var scope: ScopePath?
+        var kind: ChangeEvent.Kind
     }
 
     /// One of the engine's commits.
@@ -111,21 +121,38 @@ final class SharedMemoryStorage: PrefsStorage {
         }
     }
 
-    /// The log's rows the filter's key, prefix, scopes, reach, kinds and revisions select (the SQL
-    /// storages' other filters are theirs to test).
+    /// The log's rows the filter's key, prefix, subtree, scopes, reach, kinds and revisions select
+    /// (the SQL storages' other filters are theirs to test).
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
         database.withLock { database in
             let rows = database.log.filter { change in
                 let event = change.event
-                return (filter.key.map { event.key == $0 } ?? true) && (filter.prefix.map { event.key?.hasPrefix($0) == true } ?? true)
-                    && (filter.scopes.map { scopes in event.scope.map(scopes.contains) ?? true } ?? true)
-                    && (filter.reach.map { reach in event.scope.map { reach.contains($0) || $0.contains(reach) } ?? true } ?? true)
-                    && (filter.kinds.map { $0.contains(event.kind) } ?? true)
+                return Self.selects(filter, key: event.key, scope: event.scope, kind: event.kind)
                     && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
             }
             return ChangeLogPage(
                 changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: database.oldestRevision)
         }
+    }
+
+    /// The newest revision compaction dropped among the entries the filter selects, as the SQL
+    /// storages read `compacted_entry`.
+    func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
+        database.withLock { database in
+            database.compacted.filter { Self.selects(filter, key: $0.key.key, scope: $0.key.scope, kind: $0.key.kind) }
+                .values.max() ?? 0
+        }
+    }
+
+    /// Whether the filter's key, prefix, subtree, scopes, reach and kinds select a row of `key`
+    /// (nil: a draft's or a token's) at `scope` (nil: none, a schema's) of `kind`, as the SQL
+    /// storages' conditions do.
+    static func selects(_ filter: ChangeLogFilter, key: String?, scope: ScopePath?, kind: ChangeEvent.Kind) -> Bool {
+        (filter.key.map { key == $0 } ?? true) && (filter.prefix.map { key?.hasPrefix($0) == true } ?? true)
+            && (filter.subtree.map { subtree in scope.map(subtree.contains) ?? false } ?? true)
+            && (filter.scopes.map { scopes in scope.map(scopes.contains) ?? true } ?? true)
+            && (filter.reach.map { reach in scope.map { reach.contains($0) || $0.contains(reach) } ?? (key != nil) } ?? true)
+            && (filter.kinds.map { $0.contains(kind) } ?? true)
     }
 
     /// The conflicts the query selects, as the SQL storages select them.

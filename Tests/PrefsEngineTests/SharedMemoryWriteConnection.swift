@@ -85,7 +85,13 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                     database.tokens[name] = token
                 case .compaction(let oldest):
                     let stored = Set(database.values.values.flatMap { $0.values.map(\.revision) })
-                    database.log.removeAll { $0.event.revision < oldest && !stored.contains($0.event.revision) }
+                    let dropped = { (change: LoggedChange) in change.event.revision < oldest && !stored.contains(change.event.revision) }
+                    for change in database.log where dropped(change) {
+                        guard let key = change.event.key else { continue }
+                        let entry = SharedMemoryStorage.CompactedEntry(key: key, scope: change.event.scope, kind: change.event.kind)
+                        database.compacted[entry] = max(database.compacted[entry] ?? 0, change.event.revision)
+                    }
+                    database.log.removeAll(where: dropped)
                     database.oldestRevision = oldest
                 case .appliedSequence(let device, let sequence):
                     database.devices[device] = sequence

@@ -89,8 +89,10 @@ package protocol EngineServing: PrefsService {
     /// Brings the engine's gauges up to date, before its metrics are read.
     func refreshMetrics() async
 
-    /// Subscribes `request` now, or throws why it cannot be (an invalid key, a `since` already
-    /// compacted, too many watches open, the engine closing).
+    /// Subscribes `request` now, or throws why it cannot be (an invalid key, a draft watch's
+    /// `since` already compacted, too many watches open, the engine closing). Whether a
+    /// preference watch resumed from before the change log lost a change it follows is known
+    /// once the engine has read the log: its feed opens then (``WatchFeed/whenOpen(_:)``).
     func openWatchFeed(_ request: WatchRequest) throws -> any WatchFeed
 
     /// What a request carrying `secret` (the bytes after `Bearer `) may do: nil if no named

@@ -17,4 +17,25 @@ package protocol WatchFeed: AnyObject, Sendable {
     /// Ends the watch: the subscription goes, and ``poll()`` gives what was queued, then the
     /// end. Harmless once the feed has ended.
     func end()
+
+    /// Whether the watch is open: true for almost every watch as it is opened; false for one
+    /// resumed from a revision older than the change log's oldest, until the engine has read the
+    /// log and what compaction dropped (``whenOpen(_:)``).
+    var isOpen: Bool { get }
+
+    /// Calls `onOpen` once the watch is open, with nil — or with the error that refuses it
+    /// (`compacted`: compaction dropped a change it follows), which a listener answers as a
+    /// status rather than as an `error` event after a `200`. From any thread, possibly before
+    /// this returns.
+    func whenOpen(_ onOpen: @escaping @Sendable ((any Error)?) -> Void)
+}
+
+extension WatchFeed {
+    /// Open as it is opened.
+    package var isOpen: Bool { true }
+
+    /// Open at once.
+    package func whenOpen(_ onOpen: @escaping @Sendable ((any Error)?) -> Void) {
+        onOpen(nil)
+    }
 }

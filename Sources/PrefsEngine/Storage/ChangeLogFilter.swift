@@ -76,13 +76,59 @@ package struct ChangeLogFilter: Sendable, Hashable {
 
     /// The query selecting at most `limit` rows, and its parameters.
     package func sql(_ dialect: Dialect, limit: Int) -> (sql: String, parameters: [Parameter]) {
-        var conditions: [String] = []
         var parameters: [Parameter] = []
+        var conditions = entryConditions(dialect, table: .change, parameters: &parameters)
         /// The next parameter's placeholder, binding `value` to it.
         func bind(_ value: Parameter) -> String {
             parameters.append(value)
-            return dialect == .sqlite ? "?" : "$\(parameters.count)"
+            return Self.placeholder(dialect, parameters.count)
         }
+        if let author { conditions.append("author = \(bind(.text(author)))") }
+        if let after { conditions.append("revision > \(bind(.integer(after)))") }
+        if let through { conditions.append("revision <= \(bind(.integer(through)))") }
+        if let from { conditions.append("created_at >= \(bind(.real(from)))") }
+        if let to { conditions.append("created_at <= \(bind(.real(to)))") }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let order = newestFirst ? "DESC" : "ASC"
+        return ("SELECT \(Self.columns) FROM change\(filter) ORDER BY revision \(order) LIMIT \(bind(.integer(Int64(limit))))", parameters)
+    }
+
+    /// The query reading the newest revision compaction dropped among the rows the filter's key,
+    /// prefix, subtree, scopes, reach and kinds select — from `compacted_entry`, which keeps one
+    /// per key, scope and kind — 0 if it dropped none; and its parameters. The filter's authors,
+    /// revisions and times do not apply: they are not kept.
+    package func newestCompactedAwaySQL(_ dialect: Dialect) -> (sql: String, parameters: [Parameter]) {
+        var parameters: [Parameter] = []
+        let conditions = entryConditions(dialect, table: .compactedEntry, parameters: &parameters)
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return ("SELECT coalesce(max(revision), 0) AS newest FROM compacted_entry\(filter)", parameters)
+    }
+
+    /// A table whose rows name a key, a scope and a kind.
+    private enum Table {
+        /// The change log: a schema's rows have a NULL scope, and drafts' and tokens' no key.
+        case change
+        /// What compaction dropped, by key, scope and kind (`compacted_entry`): every row has a
+        /// key, and a schema's has the scope ''.
+        case compactedEntry
+    }
+
+    /// `$n` or `?`, for the `count`th parameter.
+    private static func placeholder(_ dialect: Dialect, _ count: Int) -> String {
+        dialect == .sqlite ? "?" : "$\(count)"
+    }
+
+    /// The conditions of the filter's key, prefix, subtree, scopes, reach and kinds on `table`,
+    /// binding their values after `parameters`.
+    private func entryConditions(_ dialect: Dialect, table: Table, parameters: inout [Parameter]) -> [String] {
+        var conditions: [String] = []
+        /// The next parameter's placeholder, binding `value` to it.
+        func bind(_ value: Parameter) -> String {
+            parameters.append(value)
+            return Self.placeholder(dialect, parameters.count)
+        }
+        /// A schema's row: no scope, in the log (where only a key's row is one).
+        let schema = table == .change ? "(scope IS NULL AND key IS NOT NULL)" : "scope = ''"
         if let key { conditions.append("key = \(bind(.text(key)))") }
         if let prefix {
             switch dialect {
@@ -95,7 +141,7 @@ package struct ChangeLogFilter: Sendable, Hashable {
         }
         /// The condition that `scope` is `subtree` or below it.
         func within(_ subtree: ScopePath) -> String {
-            if subtree == .root { return "scope IS NOT NULL" }
+            if subtree == .root { return table == .change ? "scope IS NOT NULL" : "scope <> ''" }
             let below = subtree.path + "/"
             switch dialect {
             case .sqlite:
@@ -110,23 +156,17 @@ package struct ChangeLogFilter: Sendable, Hashable {
         if let reach {
             let above = sequence(first: reach, next: \.parent).dropFirst().map { bind(.text($0.path)) }
             let aboveCondition = above.isEmpty ? "" : " OR scope IN (\(above.joined(separator: ", ")))"
-            conditions.append("(scope IS NULL\(aboveCondition) OR \(within(reach)))")
+            conditions.append("(\(schema)\(aboveCondition) OR \(within(reach)))")
         }
         if let kinds {
             conditions.append("kind IN (\(kinds.map { bind(.text($0.rawValue)) }.joined(separator: ", ")))")
         }
         if let scopes {
+            let none = table == .change ? "scope IS NULL" : "scope = ''"
             let list = scopes.map { bind(.text($0.path)) }.joined(separator: ", ")
-            conditions.append(list.isEmpty ? "scope IS NULL" : "(scope IN (\(list)) OR scope IS NULL)")
+            conditions.append(list.isEmpty ? none : "(scope IN (\(list)) OR \(none))")
         }
-        if let author { conditions.append("author = \(bind(.text(author)))") }
-        if let after { conditions.append("revision > \(bind(.integer(after)))") }
-        if let through { conditions.append("revision <= \(bind(.integer(through)))") }
-        if let from { conditions.append("created_at >= \(bind(.real(from)))") }
-        if let to { conditions.append("created_at <= \(bind(.real(to)))") }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let order = newestFirst ? "DESC" : "ASC"
-        return ("SELECT \(Self.columns) FROM change\(filter) ORDER BY revision \(order) LIMIT \(bind(.integer(Int64(limit))))", parameters)
+        return conditions
     }
 
     /// `text` with `LIKE`'s wildcards and its escape character escaped.

@@ -55,6 +55,13 @@ package protocol PrefsStorage: Sendable {
     /// authors and reasons; and the oldest revision the log held in full, in the same read.
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage
 
+    /// The newest revision compaction dropped among the changes the key, prefix, subtree,
+    /// scopes, reach and kinds of `filter` select; 0 if it dropped none. Compaction records it
+    /// (`compacted_entry`: per key, scope and kind) in the transaction that drops the rows, so a
+    /// reader that read the log and then this learns of every row dropped before its read of
+    /// the log: none of the changes it follows after a revision R is lost if this is R or less.
+    func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision
+
     /// The conflicts `query` selects, in revision order (newest first if it asks), at most its
     /// limit.
     func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]

@@ -77,22 +77,30 @@ extension PrefsEngine {
     }
 
     /// The changes after `cursor` within `reach`, or a snapshot when the replica has none yet,
-    /// or its cursor is no longer in the log (or not this upstream's at all).
+    /// its cursor is not this upstream's at all, or compaction dropped a change within its reach
+    /// after its cursor. A cursor older than the log's oldest revision is still answered with
+    /// changes when none within its reach was dropped: the log kept every one of them (those below
+    /// its oldest revision set what is stored now).
     private func pull(after cursor: Revision, reach: ScopePath) async throws
         -> (snapshot: SyncAnswer.Snapshot?, changes: [SyncAnswer.Change], cursor: Revision, more: Bool)
     {
         let (through, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
-        if cursor == 0 || cursor > through || cursor + 1 < oldest {
+        if cursor == 0 || cursor > through {
             let snapshot = snapshot(reach: reach)
             return (snapshot, [], snapshot.revision, false)
         }
         guard cursor < through else { return (nil, [], cursor, false) }
         let filter = ChangeLogFilter(reach: reach, kinds: Self.syncedKinds, after: cursor, through: through)
         let page = try await storage.changeLog(matching: filter, limit: Self.changesPerAnswer)
-        if page.oldestRevision > cursor + 1 {
-            // Compacted as it was read.
-            let snapshot = snapshot(reach: reach)
-            return (snapshot, [], snapshot.revision, false)
+        if cursor + 1 < max(oldest, page.oldestRevision) {
+            // The log no longer holds every change after the cursor: it holds every one within
+            // the device's reach if compaction dropped none of them. Read after the log, so that
+            // a compaction after the read of the log is seen here.
+            let dropped = try await storage.newestCompactedAway(matching: ChangeLogFilter(reach: reach, kinds: Self.syncedKinds))
+            if dropped > cursor {
+                let snapshot = snapshot(reach: reach)
+                return (snapshot, [], snapshot.revision, false)
+            }
         }
         let changes = page.changes.compactMap(SyncAnswer.Change.init)
         let more = page.changes.count == Self.changesPerAnswer

@@ -59,6 +59,24 @@ enum PostgresRows {
     /// oldest revision — one row of NULLs but that if none matches.
     static func changeLogQuery(_ filter: ChangeLogFilter, limit: Int) -> PostgresQuery {
         let (sql, parameters) = filter.sql(.postgres, limit: limit)
+        return PostgresQuery(
+            unsafeSQL: """
+                SELECT state.oldest_revision AS log_oldest_revision, page.* FROM change_log_state state
+                LEFT JOIN LATERAL (\(sql)) page ON true
+                WHERE state.id = 1 ORDER BY page.revision \(filter.newestFirst ? "DESC" : "ASC")
+                """,
+            binds: bindings(parameters))
+    }
+
+    /// The newest revision compaction dropped among the rows `filter` selects (`newest`, 0 if
+    /// none): ``ChangeLogFilter/newestCompactedAwaySQL(_:)``.
+    static func newestCompactedAwayQuery(_ filter: ChangeLogFilter) -> PostgresQuery {
+        let (sql, parameters) = filter.newestCompactedAwaySQL(.postgres)
+        return PostgresQuery(unsafeSQL: sql, binds: bindings(parameters))
+    }
+
+    /// A filter's parameters, bound.
+    private static func bindings(_ parameters: [ChangeLogFilter.Parameter]) -> PostgresBindings {
         var bindings = PostgresBindings(capacity: parameters.count)
         for parameter in parameters {
             switch parameter {
@@ -67,13 +85,7 @@ enum PostgresRows {
             case .real(let real): bindings.append(real)
             }
         }
-        return PostgresQuery(
-            unsafeSQL: """
-                SELECT state.oldest_revision AS log_oldest_revision, page.* FROM change_log_state state
-                LEFT JOIN LATERAL (\(sql)) page ON true
-                WHERE state.id = 1 ORDER BY page.revision \(filter.newestFirst ? "DESC" : "ASC")
-                """,
-            binds: bindings)
+        return bindings
     }
 
     // MARK: Rows

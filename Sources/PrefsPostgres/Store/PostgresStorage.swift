@@ -153,6 +153,18 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
+        try await reading { connection, logger in
+            var newest: Revision = 0
+            for try await value in try await connection.query(PostgresRows.newestCompactedAwayQuery(filter), logger: logger)
+                .decode(Int64.self)
+            {
+                newest = value
+            }
+            return newest
+        }
+    }
+
     package func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict] {
         try await reading { connection, logger in
             var conflicts: [SyncConflict] = []

@@ -275,9 +275,23 @@ final class API: Sendable {
                     deliver(finished(endpoint, request, result))
                 }
             }
-        case .events(let feed):
+        case .events(let feed) where feed.isOpen:
             log(request, endpoint.index, .ok)
             return .events(feed)
+        case .events(let feed):
+            // A watch resumed from before the change log opens once the engine has read what
+            // compaction dropped: the head waits, so that a refusal is its status (410).
+            return .pending { [self] deliver in
+                feed.whenOpen { [self] error in
+                    if let error {
+                        feed.end()
+                        deliver(failed(endpoint, request, error))
+                    } else {
+                        log(request, endpoint.index, .ok)
+                        deliver(Answer(status: .ok, fields: ServerSentEvent.headFields, body: .events(feed)))
+                    }
+                }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import NIOCore
+import PrefsEngine
 import PrefsKit
 
 /// An answer: its status, its header fields beyond those every answer has (`Content-Length`,
@@ -12,12 +13,16 @@ struct Answer: Sendable {
         case whole(ByteBuffer)
         /// `length` bytes, as the stream gives them (a file being read).
         case streamed(length: Int, chunks: AsyncThrowingStream<Data, any Error>)
+        /// A watch's events as Server-Sent Events, for as long as it lasts: a watch that opened
+        /// once the engine had read the change log (``WatchFeed/whenOpen(_:)``).
+        case events(any WatchFeed)
 
-        /// The body's length in bytes.
-        var length: Int {
+        /// The body's length in bytes; nil for a watch's events.
+        var length: Int? {
             switch self {
             case .whole(let bytes): bytes.readableBytes
             case .streamed(let length, _): length
+            case .events: nil
             }
         }
     }

@@ -8,8 +8,9 @@ import PrefsKit
 /// `Last-Event-ID: R` header a reconnecting EventSource sends) replays from the change log
 /// first. The watch is subscribed before the answer's head is sent: a client that has the head
 /// misses no change made after it, and one that cannot watch (a bad query, too many watches, a
-/// compacted `since`) gets a status instead. A stream the engine ends with an error gets a last
-/// `error` event.
+/// compacted `since`) gets a status instead — for a `since` older than the change log, the head
+/// waits until the engine has read what compaction dropped (``API`` waits for the feed to
+/// open). A stream the engine ends with an error gets a last `error` event.
 ///
 /// A watch opened with a named token sees only what the token's scope holds (its `scope` and
 /// `account` must be there; other changes outside it are left out), and ends with a `revoked`

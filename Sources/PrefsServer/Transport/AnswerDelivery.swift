@@ -53,15 +53,20 @@ struct AnswerDelivery {
     ///   - answer: The answer.
     ///   - method: The request's method: `HEAD` gets the head alone.
     init(_ answer: Answer, method: HTTPRequest.Method) {
+        switch answer.body {
+        case .events(let feed): self.init(events: feed, method: method)
+        case .whole(let bytes): self.init(answer, body: method == .head ? .none : .whole(bytes))
+        case .streamed(_, let chunks): self.init(answer, body: method == .head ? .none : .file(chunks))
+        }
+    }
+
+    /// `answer`, a whole or streamed one, with `body` after its head.
+    private init(_ answer: Answer, body: Body) {
         status = answer.status
         fields = answer.fields
         contentLength = answer.body.length
         closes = false
-        switch answer.body {
-        case _ where method == .head: body = .none
-        case .whole(let bytes): body = .whole(bytes)
-        case .streamed(_, let chunks): body = .file(chunks)
-        }
+        self.body = body
     }
 
     /// A watch's events, to a request made with `method`.

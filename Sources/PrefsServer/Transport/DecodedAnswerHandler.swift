@@ -327,6 +327,9 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Streams a watch whose head and opening are written: its events as the feed has them.
     private func watch(_ feed: any WatchFeed, context: ChannelHandlerContext) {
+        // A watch that opened once the engine had read the log (a pending answer) may find the
+        // connection gone: it ends unseen.
+        guard context.channel.isActive else { return feed.end() }
         self.feed = feed
         // The connection reads no more requests: the decoder would keep its parser and buffers
         // for as long as the watch lasts.

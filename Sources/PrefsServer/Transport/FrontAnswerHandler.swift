@@ -224,7 +224,11 @@ final class FrontAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Sends a pending answer, then takes up what waited for it.
     private func answered(_ answer: Answer, for head: PlainHead, context: ChannelHandlerContext) {
-        guard case .send(let takeUpWaiting) = state.answerFinished() else { return }
+        guard case .send(let takeUpWaiting) = state.answerFinished() else {
+            // The connection has gone: a watch that opened meanwhile ends unseen.
+            if case .events(let feed) = answer.body { feed.end() }
+            return
+        }
         let delivery = AnswerDelivery(answer, method: head.method)
         guard deliver(delivery, for: head, context: context) else { return }
         context.flush()

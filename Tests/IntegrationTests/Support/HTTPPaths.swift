@@ -24,8 +24,9 @@ final class ListeningDaemon {
     let port: UInt16
     static let token = "framing-t0ken"
 
-    init() async throws {
-        (daemon, port) = try await TCPListenerTests.daemon(token: Self.token)
+    /// A daemon started with `arguments` beside its listener's.
+    init(arguments: [String] = []) async throws {
+        (daemon, port) = try await TCPListenerTests.daemon(token: Self.token, arguments: arguments)
     }
 
     /// A connection on `path`, ready for a request to take that path: on ``HTTPPath/general``,

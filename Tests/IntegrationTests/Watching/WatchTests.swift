@@ -135,6 +135,42 @@ import Testing
         #expect(cli.stderr.contains("compacted"))
     }
 
+    @Test func resumingFromBeforeTheLogReplaysAKeyNoneOfWhoseChangesWereDropped() async throws {
+        let daemon = try await Daemon(arguments: ["--retain-changes", "10"])
+        let client = daemon.client
+        try await client.set("c.kept", to: "first")  // 1: it sets what is stored, the log keeps it
+        for index in 0..<29 { try await client.set("c.key", to: .integer(Int64(index))) }
+        #expect(try await client.status().oldestRevision == 21)
+
+        let events = client.watch(WatchRequest(keys: ["c.kept"], since: 0))
+        let replayed = Task { try await collect(events, count: 2) }
+        try await waitUntil("the watch is live") { try await daemon.client.status().counts.watchers == 1 }
+        try await client.set("c.kept", to: "second")
+        #expect(try await replayed.value.map(\.revision) == [1, 31], "the kept change, then live: c.key's dropped ones are not its")
+        #expect(try await daemon.raw("GET", "/v1/watch?key=c.kept&key=c.key&since=0").status == 410)
+    }
+
+    /// A resume from before the log waits for the engine's verdict before the answer's head: on
+    /// every path, a refusal is a 410 with the oldest revision, and a resume that may go on a 200
+    /// with the replay.
+    @Test(arguments: HTTPPath.allCases)
+    func resumingFromBeforeTheLogIsDecidedBeforeTheHead(path: HTTPPath) async throws {
+        let listening = try await ListeningDaemon(arguments: ["--retain-changes", "10"])
+        let client = listening.daemon.client
+        try await client.set("c.kept", to: "first")  // 1: it sets what is stored, the log keeps it
+        for index in 0..<29 { try await client.set("c.key", to: .integer(Int64(index))) }
+
+        let refused = try #require(await listening.exchange("GET /v1/watch?key=c.key&since=0 HTTP/1.1\r\nHost: t\r\n\r\n", on: path))
+        #expect(refused.status == 410 && refused.errorCode == "compacted")
+        #expect(try JSONDecoder().decode(ErrorBody.self, from: refused.body).error.oldestRevision == 21)
+
+        let connection = try await listening.connect(path)
+        connection.send("GET /v1/watch?key=c.kept&since=0 HTTP/1.1\r\nHost: t\r\n\r\n")
+        let stream = await connection.read(until: "\"first\"")
+        #expect(stream.hasPrefix("HTTP/1.1 200"), "\(stream)")
+        #expect(stream.contains("id: 1\n") && stream.contains("event: set\n"), "\(stream)")
+    }
+
     @Test func aSlowWatcherIsEndedWithOverflowWhileAFastOneKeepsUp() async throws {
         // The buffer must hold a whole batch: a batch's events are pushed at once.
         let daemon = try await Daemon(arguments: ["--watch-buffer", "256", "--durability", "normal"])
