@@ -45,7 +45,13 @@ struct StatusCommand: AsyncParsableCommand {
             ["watches compacted", figures.count("prefsd_watch_compacted_total")],
             ["change log", figures.count("prefsd_change_log_changes") + " changes"],
             ["revisions behind the database", figures.count("prefsd_revisions_behind")],
-        ])
+        ] + (status.sync.map { sync in
+            [
+                ["upstream", sync.upstream],
+                ["sync", sync.isInStep ? "in step" : "\(sync.outbox) to push, cursor \(sync.cursor) of \(sync.upstreamRevision.map(String.init) ?? "?")"],
+                ["conflicts taken in", String(sync.conflicts)],
+            ]
+        } ?? []))
     }
 }
 

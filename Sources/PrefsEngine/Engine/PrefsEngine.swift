@@ -276,7 +276,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
             pid: getpid(),
             counts: .init(
                 keys: counts.0, values: counts.1, locks: counts.2, schemas: counts.3,
-                overrides: configuration.overrides.count, watchers: hub.count)
+                overrides: configuration.overrides.count, watchers: hub.count),
+            sync: replica?.status
         )
     }
 

@@ -48,6 +48,8 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
     public var pid: Int32
     /// What the store holds.
     public var counts: Counts
+    /// Where a replica's sync with its upstream stands; nil for a store that is no replica.
+    public var sync: SyncStatus?
 
     /// A status with every field given.
     ///
@@ -59,9 +61,10 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
     ///   - uptimeSeconds: Seconds since the store was opened.
     ///   - pid: The serving process.
     ///   - counts: What the store holds.
+    ///   - sync: Where a replica's sync stands.
     public init(
         version: String, database: String, revision: Revision, oldestRevision: Revision, uptimeSeconds: Double,
-        pid: Int32, counts: Counts
+        pid: Int32, counts: Counts, sync: SyncStatus? = nil
     ) {
         self.version = version
         self.database = database
@@ -70,6 +73,7 @@ public struct ServiceStatus: Codable, Sendable, Hashable {
         self.uptimeSeconds = uptimeSeconds
         self.pid = pid
         self.counts = counts
+        self.sync = sync
     }
 }
 

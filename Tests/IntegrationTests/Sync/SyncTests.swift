@@ -81,6 +81,13 @@ struct SyncTests {
             #expect(shown.stdout.contains(part), "prefsctl sync shows \(part): \(shown.stdout)")
         }
 
+        // The daemon's status carries the same, and an upstream's none.
+        let served = try await laptop.client.status()
+        #expect(served.sync?.device == "laptop" && served.sync?.upstream == url, "\(served)")
+        #expect(try await upstream.client.status().sync == nil)
+        let human = try await laptop.prefsctl("status")
+        #expect(human.stdout.contains("upstream") && human.stdout.contains("in step"), "\(human.stdout)")
+
         let none = try await upstream.prefsctl("sync")
         #expect(none.status == 1, "a daemon with no upstream: \(none.stdout) \(none.stderr)")
         #expect(none.stderr.contains("has no upstream"), "\(none.stderr)")
