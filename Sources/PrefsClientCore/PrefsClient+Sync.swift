@@ -21,6 +21,10 @@ extension PrefsClient {
         return answer.conflicts
     }
 
+    public func restoreLoser(ofConflict conflict: Revision, loser: Int = 0) async throws -> WriteResult {
+        try await call("POST", "/v1/conflicts/\(conflict)/restore", query: ["loser": String(loser)])
+    }
+
     /// Where the daemon's sync with its upstream stands.
     ///
     /// - Throws: ``PrefsError`` `not_found` when the daemon has no upstream.

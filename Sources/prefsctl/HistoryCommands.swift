@@ -150,11 +150,23 @@ struct RevertCommand: DaemonCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The key.") var key: String?
     @Option(help: "Every key starting with this, instead of one key.") var prefix: String?
-    @Option(help: "The scope whose entries to put back.") var scope: String
-    @Option(help: ArgumentHelp("The point to put back. \(PointInTime.help)", valueName: "point")) var to: PointInTime
+    @Option(help: "The scope whose entries to put back.") var scope: String?
+    @Option(help: ArgumentHelp("The point to put back. \(PointInTime.help)", valueName: "point")) var to: PointInTime?
+    @Option(
+        help: ArgumentHelp(
+            "Put back the value that lost the conflict sync recorded at this revision (prefsctl conflicts lists them), "
+                + "instead of a point in time.", valueName: "revision")) var conflict: Int64?
+    @Option(help: "Which of the conflict's losers (0: the first).") var loser = 0
     @OptionGroup var revision: KeyRevisionOption
 
     func validate() throws {
+        if conflict != nil {
+            guard key == nil, prefix == nil, scope == nil, to == nil else {
+                throw ValidationError("--conflict names what to put back by itself: give no KEY, --prefix, --scope or --to.")
+            }
+            return
+        }
+        guard let scope, to != nil else { throw ValidationError("Give --scope and --to (or --conflict).") }
         _ = try parseScope(scope)
         switch (key, prefix) {
         case (let key?, nil): try checkKey(key)
@@ -164,6 +176,12 @@ struct RevertCommand: DaemonCommand {
     }
 
     func execute(_ service: any PrefsService) async throws {
+        if let conflict {
+            let result = try await service.restoreLoser(ofConflict: conflict, loser: loser)
+            if global.json { return Output.json(result) }
+            return print("put back the loser of conflict \(conflict): now at revision \(result.revision)")
+        }
+        guard let scope, let to else { return }
         let target: RevertTarget = try key.map { .key(try KeyName($0)) } ?? .prefix(prefix ?? "")
         let point = try await to.revision(in: service)
         let result = try await service.revert(target, scope: try parseScope(scope), to: point, ifRevision: revision.ifRevision)

@@ -7,7 +7,7 @@ import PrefsKit
 /// a ``WriteContext`` directly, with the context it built from the request.
 extension PrefsEngine {
     /// The context of a library call: the reason the calling task runs under, if any.
-    private var libraryCall: WriteContext {
+    var libraryCall: WriteContext {
         WriteContext(origin: ChangeOrigin.current ?? ChangeOrigin())
     }
 

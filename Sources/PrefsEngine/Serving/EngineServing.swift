@@ -83,6 +83,10 @@ package protocol EngineServing: PrefsService {
     func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]
     /// Where the store's sync with its upstream stands; nil for a store that is no replica.
     var replicaStatus: SyncStatus? { get }
+    /// The conflict recorded at `revision`; `not_found` if none was.
+    func conflict(at revision: Revision) async throws -> SyncConflict
+    /// ``SyncService/restoreLoser(ofConflict:loser:)`` of `conflict`, made in `context`.
+    func restoreLoser(of conflict: SyncConflict, loser: Int, context: WriteContext) async throws -> WriteResult
     /// Exchanges with the upstream until in step, or `timeout` passes.
     func syncNow(timeout: Duration) async throws -> SyncStatus
 

@@ -157,6 +157,36 @@ extension PrefsEngine {
                 newestFirst: newestFirst))
     }
 
+    /// The conflict recorded at `revision`.
+    ///
+    /// - Throws: ``PrefsError`` `not_found` if none was.
+    package func conflict(at revision: Revision) async throws -> SyncConflict {
+        let found = try await storage.conflicts(ConflictQuery(after: revision - 1, limit: 1)).first
+        guard let found, found.revision == revision else {
+            throw PrefsError(.notFound, "No conflict was recorded at revision \(revision) (prefsctl conflicts lists them).")
+        }
+        return found
+    }
+
+    public func restoreLoser(ofConflict conflict: Revision, loser: Int) async throws -> WriteResult {
+        try await restoreLoser(of: try await self.conflict(at: conflict), loser: loser, context: libraryCall)
+    }
+
+    /// ``restoreLoser(ofConflict:loser:)`` of `conflict`, made in `context`.
+    package func restoreLoser(of conflict: SyncConflict, loser: Int, context: WriteContext) async throws -> WriteResult {
+        guard conflict.losers.indices.contains(loser) else {
+            throw PrefsError(
+                .notFound, "The conflict at revision \(conflict.revision) has \(conflict.losers.count) loser(s); there is no loser \(loser).")
+        }
+        var context = context
+        if context.origin.reason == nil { context.origin.reason = "restored the loser of conflict \(conflict.revision)" }
+        let name = try KeyName(conflict.key)
+        guard let value = conflict.losers[loser].value else {
+            return try await reset(name, scope: conflict.scope, recursive: false, ifRevision: nil, context: context)
+        }
+        return try await set(name, to: value, scope: conflict.scope, ifRevision: nil, context: context)
+    }
+
     public func syncStatus() async throws -> SyncStatus {
         guard let status = replicaStatus else { throw PrefsError(.notFound, "This store is no replica: it has no upstream.") }
         return status

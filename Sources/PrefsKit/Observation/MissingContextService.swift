@@ -12,6 +12,7 @@ struct MissingContextService: PrefsService {
     ) async throws -> [SyncConflict] { throw error }
     func syncStatus() async throws -> SyncStatus { throw error }
     func syncNow(timeout: Duration) async throws -> SyncStatus { throw error }
+    func restoreLoser(ofConflict conflict: Revision, loser: Int) async throws -> WriteResult { throw error }
     func waitForRevision(_ revision: Revision) async throws { throw error }
     func resolve(_ key: KeyName, scope: ScopePath, explain: Bool) async throws -> ResolvedPreference { throw error }
     func list(scope: ScopePath, prefix: String?) async throws -> [ResolvedPreference] { throw error }

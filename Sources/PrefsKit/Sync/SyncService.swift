@@ -23,6 +23,18 @@ public protocol SyncService: Sendable {
     ///   `not_found` for a store that is no replica.
     @discardableResult
     func syncNow(timeout: Duration) async throws -> SyncStatus
+
+    /// Puts a conflict's loser back: sets the conflict's key at its scope to the losing value
+    /// (or resets it, if the loser was a reset), as a new change whose reason names the conflict.
+    /// On a replica, the change is pushed like any other.
+    ///
+    /// - Parameters:
+    ///   - conflict: The conflict's revision.
+    ///   - loser: Which of its losers (0: the first).
+    /// - Throws: ``PrefsError`` — `not_found` for no such conflict or loser; as a set or reset
+    ///   does.
+    @discardableResult
+    func restoreLoser(ofConflict conflict: Revision, loser: Int) async throws -> WriteResult
 }
 
 extension SyncService {

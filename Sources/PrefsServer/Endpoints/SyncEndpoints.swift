@@ -39,6 +39,22 @@ enum SyncEndpoints {
                 let query = try conflictQuery(request)
                 return .task { .json(ConflictList(conflicts: try await engine.conflicts(query))) }
             },
+            // A conflict's loser put back: the caller must be a writer at the conflict's scope.
+            Endpoint(.post, "/v1/conflicts/{revision}/restore", role: .writer) { request in
+                guard let revision = Revision(request.parameters["revision"] ?? ""), revision > 0 else {
+                    throw PrefsError(.invalidRequest, "A conflict is named by its revision, a number from 1.")
+                }
+                let loser = try request.integer("loser") ?? 0
+                guard (0...1000).contains(loser) else {
+                    throw PrefsError(.invalidRequest, "loser counts a conflict's losers from 0 (at most 1000), not \(loser).")
+                }
+                let (grant, context, action) = (try request.access(), request.writeContext, request.action)
+                return .task {
+                    let conflict = try await engine.conflict(at: revision)
+                    try grant.check(.writer, at: conflict.scope, for: action)
+                    return .json(try await engine.restoreLoser(of: conflict, loser: Int(loser), context: context))
+                }
+            },
             Endpoint(.get, "/v1/sync") { _ in
                 guard let status = engine.replicaStatus else {
                     throw PrefsError(.notFound, "This prefsd has no upstream: it is started without --upstream, so it does not sync.")

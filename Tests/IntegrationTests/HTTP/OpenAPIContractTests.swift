@@ -37,7 +37,7 @@ import Testing
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
         "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
-        "POST /v1/sync", "GET /v1/sync", "POST /v1/sync:now", "GET /v1/conflicts",
+        "POST /v1/sync", "GET /v1/sync", "POST /v1/sync:now", "GET /v1/conflicts", "POST /v1/conflicts/{revision}/restore",
         "POST /ofrep/v1/evaluate/flags/{key}", "POST /ofrep/v1/evaluate/flags", "GET /ofrep/v1/configuration",
         "GET /ui", "GET /ui/{file}", "POST /ui/session", "GET /ui/session", "DELETE /ui/session", "POST /v1/ui/links",
     ]
@@ -691,10 +691,11 @@ extension OpenAPIContractTests {
             let path = self.path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
                 guard segment.hasPrefix("{"), segment.hasSuffix("}") else { return String(segment) }
                 let name = String(segment.dropFirst().dropLast())
-                guard let value = pathParameters[name] else {
+                guard var value = pathParameters[name] else {
                     Issue.record("\(operation): no value for {\(name)}")
                     return String(segment)
                 }
+                if value == "$revision" { value = String(revision) }
                 return value.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? value
             }.joined(separator: "/")
             let items = query.map { name, value in
@@ -1375,6 +1376,19 @@ extension OpenAPIContractTests {
                     #expect(conflicts?.first?.losers.first?.device == "device-laptop")
                 }),
             Probe("GET", "/v1/conflicts", expect: 200, "every conflict"),
+            // The refused change is the newest conflict, at the store's revision now.
+            Probe(
+                "POST", "/v1/conflicts/{revision}/restore", params: ["revision": "$revision"], query: [("loser", "3")],
+                expect: 404, code: "not_found", "a loser the conflict does not have"),
+            Probe(
+                "POST", "/v1/conflicts/{revision}/restore", params: ["revision": "999999"], expect: 404, code: "not_found",
+                "no conflict at that revision"),
+            Probe(
+                "POST", "/v1/conflicts/{revision}/restore", params: ["revision": "x"], expect: 400, code: "invalid_request",
+                "a revision that is no number"),
+            Probe(
+                "POST", "/v1/conflicts/{revision}/restore", params: ["revision": "$revision"], expect: 200,
+                "the refused change's value put back (at /accounts/bob, as the socket's owner)"),
             Probe(
                 "GET", "/v1/conflicts", query: [("from", "yesterday")], expect: 400, code: "invalid_request", "from that is no time"),
 
@@ -1422,6 +1436,8 @@ extension OpenAPIContractTests {
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
         case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
+        case ("path", "revision"): .refused(value: "x", code: "invalid_request")
+        case ("query", "loser"): .refused(value: "-1", code: "invalid_request")
         case ("header", "If-None-Match"), ("path", "file"): .freeText
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
             ("header", "User-Agent"):

@@ -175,6 +175,15 @@ struct SyncTests {
         #expect(status.isInStep && status.device == "phone" && status.conflicts >= 0, "\(status)")
         #expect(try await phone.client.syncStatus().cursor == status.cursor)
 
+        // The loser can be put back, and it travels to the devices like any change.
+        let restored = try await upstream.prefsctl("revert", "--conflict", String(conflict.revision))
+        #expect(restored.status == 0, "\(restored.stderr)")
+        try await Self.syncWait(laptop)
+        let back = try await laptop.prefsctl("get", "ui.theme", "--scope", Self.scope)
+        #expect(back.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "dark", "\(back.stdout)")
+        let missing = try await upstream.prefsctl("revert", "--conflict", String(conflict.revision), "--loser", "5")
+        #expect(missing.status == 3, "\(missing.stderr)")
+
         let elsewhere = try await upstream.prefsctl("conflicts", "--scope", "/accounts/bob")
         #expect(elsewhere.status == 0 && elsewhere.stdout.contains("no conflicts"), "\(elsewhere.stdout)")
 
