@@ -15,7 +15,9 @@ import Testing
 /// together), and exit with the status its comment names (`# … exit 4 …`), else 0. Only what a
 /// run cannot repeat is left out of the comparison, on both sides alike: ids — a UUID, or the
 /// eight hex digits a table shows of one — are numbered in order of first appearance (the same
-/// id twice must be the same id twice), and local times (`2026-11-21 14:25`) are all one.
+/// id twice must be the same id twice), local times (`2026-11-21 14:25`) are all one, the
+/// loopback port a session's daemon listens on is README's, and how many changes a device's
+/// last exchange pushed and pulled (which the background sync decides) is not compared.
 @Suite struct ReadmeSessionTests {
     /// README.md at the package root.
     static let readmeURL = Checkout.url("README.md")
@@ -101,6 +103,8 @@ import Testing
                 return "<id\(number)>"
             }
             return withIDs.replacing(#/\d{4}-\d\d-\d\d \d\d:\d\d/#, with: "<time>")
+                .replacing(#/127\.0\.0\.1:\d+/#, with: "127.0.0.1:<port>")
+                .replacing(#/pushed \d+, pulled \d+/#, with: "pushed <n>, pulled <n>")
                 .replacing(#/\S+ via prefsctl\/[0-9.]+ \(prefsctl\[\d+\]\)/#, with: "<author>")
         }
     }
