@@ -165,6 +165,40 @@ struct SyncRulesTests {
         await bench.close()
     }
 
+    @Test("a value deleted upstream does not come back: not from a replica that held it, nor from an older offline edit")
+    func deletedValuesStayDeleted() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let phone = try await bench.replica("phone")
+        _ = try await bench.upstream.set("theme", to: "dark", scope: Self.alice)
+        _ = try await bench.upstream.set("density", to: "compact", scope: Self.alice)
+        try await bench.syncAll()
+        // The phone, offline, edits the density; later the upstream deletes both.
+        try await phone.set("density", to: "roomy", scope: Self.alice)
+        bench.time.advance(by: 60_000)
+        _ = try await bench.upstream.reset("theme", scope: Self.alice, recursive: false)
+        _ = try await bench.upstream.reset("density", scope: Self.alice, recursive: false)
+        // The laptop held "dark" and comes back after a restart: it takes the deletion in.
+        let again = try await bench.restart("laptop")
+        try await bench.sync("laptop")
+        try await bench.sync("phone")
+        try await bench.syncAll()
+        for store in [bench.upstream, again, phone] {
+            #expect(try await store.resolve("theme", scope: Self.alice).source == .none)
+            #expect(try await store.resolve("density", scope: Self.alice).source == .none)
+        }
+        // The phone's edit, older than the deletion, lost to it, and is kept.
+        let conflict = try #require(try await bench.upstream.conflicts(ConflictQuery(key: "density")).first)
+        #expect(conflict.winner.value == nil && conflict.losers.first?.value == "roomy" && conflict.losers.first?.device == "phone")
+        // An edit made after the deletion is a new value, and wins.
+        bench.time.advance(by: 60_000)
+        try await phone.set("density", to: "cosy", scope: Self.alice)
+        try await bench.syncAll()
+        #expect(try await again.resolve("density", scope: Self.alice).value == "cosy")
+        _ = laptop
+        await bench.close()
+    }
+
     @Test("an outbox survives a restart, and a change pushed twice is applied once")
     func outboxSurvivesRestart() async throws {
         let bench = try await SyncBench()
