@@ -74,6 +74,20 @@ extension PrefsEngine {
                     }
                     break walk
                 }
+                if change.event.kind == .conflict {
+                    // A conflict sync resolved here is a step of its own, which changes nothing
+                    // itself: what the entry holds after it is the change before it.
+                    guard change.event.revision < before ?? .max else { continue }
+                    if steps.count == limit {
+                        next = steps.last?.change.revision
+                        break walk
+                    }
+                    steps.append(
+                        .init(
+                            change: Self.record(change), value: after.value ?? .null, source: after.source,
+                            previousValue: after.value, previousSource: after.source))
+                    continue
+                }
                 try walked.revert(change)
                 let previous = Self.effective(name, at: scope, walked)
                 defer { after = previous }

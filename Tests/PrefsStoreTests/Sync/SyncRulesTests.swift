@@ -56,6 +56,9 @@ struct SyncRulesTests {
         #expect(conflicts.first?.rule == .init(.lww))
         #expect(conflicts.first?.winner.value == "light" && conflicts.first?.winner.device == "desktop")
         #expect(conflicts.first?.losers.map(\.value) == ["dark"] && conflicts.first?.losers.first?.device == "laptop")
+        // The key's history shows it as a step.
+        let history = try await bench.upstream.history(of: try KeyName("theme"), scope: Self.alice, limit: 10, before: nil)
+        #expect(Array(history.steps.map { $0.change.kind }.prefix(2)) == [ChangeEvent.Kind.conflict, .set], "\(history.steps.map { $0.change.kind })")
         // Each replica keeps the conflict too, and tells its watchers.
         #expect(try await laptop.conflicts(ConflictQuery()).map(\.revision) == conflicts.map(\.revision))
         await bench.close()
