@@ -16,6 +16,7 @@ import { renderScopePage } from "/ui/scope-page.js";
 import { ScopeNav } from "/ui/scopetree.js";
 import { onSessionEnded, resume, session, signIn, signOut } from "/ui/session.js";
 import { renderSignIn } from "/ui/signin.js";
+import { renderSyncPage } from "/ui/sync-page.js";
 import { renderTransferPage } from "/ui/transfer-page.js";
 
 const PAGES = {
@@ -23,12 +24,13 @@ const PAGES = {
   key: renderKeyPage,
   history: renderHistoryPage,
   audit: renderAuditPage,
+  sync: renderSyncPage,
   drafts: renderDraftsPage,
   draft: renderDraftPage,
   transfer: renderTransferPage,
 };
 const SECTION_OF_PAGE = {
-  scope: "scopes", key: "scopes", history: "scopes", audit: "audit", drafts: "drafts", draft: "drafts", transfer: "transfer",
+  scope: "scopes", key: "scopes", history: "scopes", audit: "audit", sync: "sync", drafts: "drafts", draft: "drafts", transfer: "transfer",
 };
 const LIVE_WORDS = { connecting: "Connecting…", open: "Live", reconnecting: "Reconnecting…" };
 

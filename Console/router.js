@@ -12,6 +12,7 @@
 //                                    the key's history at the scope, diffs and reverts
 //   #/audit?prefix=&scope=&author=&since=&until=
 //                                    the audit log, filtered
+//   #/sync?key=&scope=&since=        this prefsd's sync and the conflicts sync resolved, filtered
 //   #/drafts?account=alice&thread=t1 drafts, by account and thread
 //   #/draft/3F2504E0-4F89-11D3-9A0C-0305E82C3301
 //                                    one draft: text, validity, attachments
@@ -34,7 +35,7 @@ function decode(text) {
 
 /**
  * The route a hash names: `{ name, query, … }` with `name` one of home, scope (`scope`), key
- * and history (`key`, `scope`), audit, drafts, draft (`id`), transfer, or signin-code (`code`).
+ * and history (`key`, `scope`), audit, sync, drafts, draft (`id`), transfer, or signin-code (`code`).
  * `query` holds the query items by name. Anything unknown is home.
  */
 export function parseRoute(hash = location.hash) {
@@ -55,6 +56,7 @@ export function parseRoute(hash = location.hash) {
     case "draft":
       return rest.length === 1 ? { name, id: rest[0], query } : { name: "home", query };
     case "audit":
+    case "sync":
     case "drafts":
     case "transfer":
       return { name, query };
@@ -74,6 +76,8 @@ export const links = {
   history: (key, scope) => withQuery(`#/history/${encodeURIComponent(key)}`, { scope }),
   /** The audit log with filters `{ prefix, scope, author, since, until }`. */
   audit: (query = {}) => withQuery("#/audit", query),
+  /** The sync page, its conflicts filtered by `{ key, scope, since }`. */
+  sync: (query = {}) => withQuery("#/sync", query),
   /** Drafts of `{ account, thread }`. */
   drafts: (query = {}) => withQuery("#/drafts", query),
   /** One draft. */

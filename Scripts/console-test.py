@@ -2,7 +2,7 @@
 """The browser console (/ui/) in headless Chromium, against a running prefsd.
 
     console-test.py --url http://127.0.0.1:PORT --socket SOCK --prefsctl PREFSCTL \\
-        --token-file TOKEN [--screenshots DIR]
+        --token-file TOKEN [--screenshots DIR] [--device-url URL --device-token-file TOKEN]
 
 The daemon listens on --url (TCP) with --token-file's admin token, and on --socket, which this
 script's prefsctl uses to set up its data (schemas, values at three scope levels, a draft with
@@ -12,11 +12,14 @@ read-only) and by a pasted token, a wrong token refused, a reload keeping the ta
 a sign-out ending it on the server; three levels of scopes; the explanation of a key; a valid and an invalid
 edit; a stale save resolved both ways; a change made by prefsctl shown on the open page through
 its open watch; a dropped watch resumed with `Last-Event-ID`, so a change made while it was down shows
-without a reload; lock and unlock; history, diff and revert; the audit log's filters; a draft's image
-as a thumbnail; export and import (replace lists what it removes); a reader seeing no editing
+without a reload; lock and unlock; history, diff and revert; the audit log's filters; the sync
+page (no upstream; a conflict two devices' pushes made, its loser put back by keyboard); a draft's
+image as a thumbnail; export and import (replace lists what it removes); a reader seeing no editing
 control, and its write from the page refused with 403; 10 000 keys paged and found by prefix;
 light and dark; and no Content-Security-Policy violation nor unexpected error in the browser's
-log. Ends with `N passed, M failed`; exits 1 if any check failed.
+log. With --device-url, a device daemon of it (`prefsd --upstream`, syncing as the writer token
+console-device at /accounts/alice, listening there with --device-token-file's admin token): its
+sync page's status. Ends with `N passed, M failed`; exits 1 if any check failed.
 
 Needs Debian's python3-selenium, chromium and chromedriver (/usr/bin/chromedriver).
 """
@@ -34,6 +37,7 @@ import tempfile
 import time
 import traceback
 import urllib.parse
+import urllib.request
 import zlib
 
 from selenium import webdriver
@@ -607,6 +611,93 @@ class ConsoleTest:
         self.check("the audit log filters by author", rows and all(r[7] == "token:default" for r in rows), rows[:5])
         self.screenshot("audit.png")
 
+    def sync_post(self, token, body):
+        """POST /v1/sync as a device (a named token) over the TCP listener; the answer's JSON."""
+        request = urllib.request.Request(f"{self.url}/v1/sync", data=json.dumps(body).encode(), method="POST", headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json", "Accept": "application/json"})
+        with urllib.request.urlopen(request, timeout=WAIT) as answer:
+            return json.load(answer)
+
+    def sync_checks(self):
+        scope, key = "/accounts/alice", "ui.theme"
+        self.open("#/sync", "Sync")
+        line = self.visible(tid("sync-none")).text
+        self.check("a prefsd with no upstream says so on the sync page", "no upstream" in line and not self.find_all(tid("sync-status")), line)
+
+        # A conflict without devices: two named writer tokens push the same key, both based on
+        # nothing (base 0); the later stamp wins (lww), the other is kept as the loser.
+        laptop, phone = f"laptop-{self.run_id}", f"phone-{self.run_id}"
+        secrets = {name: self.ctl("token", "create", name, "--role", "writer", "--scope", scope) for name in (laptop, phone)}
+        now = int(time.time() * 1000)
+        outcomes = []
+        for name, value, stamp in [(laptop, "dark", now - 2000), (phone, "light", now - 1000)]:
+            answer = self.sync_post(secrets[name], {"cursor": 0, "mutations": [
+                {"seq": 1, "key": key, "scope": scope, "value": value, "base": 0, "stamp": f"{stamp}.0@"}]})
+            outcomes += [result["outcome"] for result in answer["results"]]
+        conflicts = json.loads(self.ctl("--json", "conflicts", "--key", key))["conflicts"]
+        self.check("two devices' pushes of one key make a conflict (lww)",
+                   outcomes == ["applied", "resolved"] and len(conflicts) == 1 and conflicts[0]["rule"] == "lww", (outcomes, conflicts))
+        revision = str(conflicts[0]["revision"])
+
+        self.open("#/sync", "Sync")
+        row = self.wait(lambda d: next((r for r in self.find_all(tid("conflict-row")) if r.get_attribute("data-revision") == revision), False),
+                        "the conflict's row")
+        shown = (self.find(tid("conflict-winner-value"), row).text, self.find(tid("conflict-winner-device"), row).text,
+                 [e.text for e in self.find_all(tid("conflict-side-value"), row)], [e.text for e in self.find_all(tid("conflict-side-device"), row)])
+        self.check("the conflict is listed: the later value won, the other is its loser, each with its device",
+                   shown == ('"light"', f"on {phone}", ['"dark"'], [f"on {laptop}"]), shown)
+        link = self.find('a[href^="#/key/"]', row)
+        self.check("its key links to the key's page at its scope",
+                   link.text == key and link.get_attribute("href").endswith(f"#/key/{key}?scope={scope}"), link.get_attribute("href"))
+        self.wait(lambda d: self.find_all(tid("scope-node")), "the scope tree")
+        self.screenshot("sync.png")
+
+        # By keyboard: the button, then Tab from Cancel (where the dialog puts the focus) to Put back.
+        button = self.find(tid("conflict-restore"), row)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus()", button)
+        button.send_keys(Keys.ENTER)
+        message = self.visible(tid("confirm-message")).text
+        self.check("put back asks first, saying what it sets", 'to "dark"' in message and laptop in message, message)
+        focused = self.driver.switch_to.active_element
+        self.check("the dialog starts on Cancel", focused.get_attribute("data-testid") == "confirm-cancel", focused.get_attribute("outerHTML"))
+        focused.send_keys(Keys.TAB)
+        self.driver.switch_to.active_element.send_keys(Keys.ENTER)
+        self.wait(lambda d: not self.find_all(tid("confirm-dialog")), "the dialog closed")
+        said = self.wait(lambda d: (text := self.text_of(tid("status"))) and "Put back" in text and text, "the result")
+        self.check("put back (by keyboard) sets the loser's value again, and says so",
+                   json.loads(self.ctl("--json", "get", key, "--scope", scope))["value"] == "dark" and f"conflict {revision}" in said, said)
+
+        self.open(f"#/sync?key=compose.nothing&scope={scope}", "Sync")
+        self.check("filters that match nothing say so", self.text_of(tid("conflicts-empty")) == "No conflicts.", self.text_of(tid("conflicts-empty")))
+        self.check("the filters are kept in the address and the fields",
+                   "key=compose.nothing" in self.driver.current_url and self.find(tid("sync-scope")).get_attribute("value") == scope,
+                   self.driver.current_url)
+
+    def device_checks(self):
+        """The sync page of a device daemon of this prefsd (--device-url), signed in with its own token."""
+        device_url = self.args.device_url.rstrip("/")
+        self.driver.get(f"{device_url}/ui/")
+        self.sign_in_with_token(open(self.args.device_token_file).read().strip())
+        self.check("the device's console signs in", self.signed_in_as("admin"), self.text_of(tid("session-info")))
+        started = time.monotonic()
+        while True:   # the device's first exchanges take a snapshot in; the page says so when drawn again
+            self.redrawn(lambda: self.driver.get(f"{device_url}/ui/#/sync") if "#/sync" not in self.driver.current_url
+                         else self.driver.refresh(), "Sync")
+            state = self.find(tid("sync-state")).get_attribute("data-state")
+            if state == "in-step" or time.monotonic() - started > 30:
+                break
+            time.sleep(0.3)
+        facts = {name: self.text_of(tid(name)) for name in ("sync-upstream", "sync-device", "sync-cursor", "sync-outbox")}
+        self.check("a device's sync page shows its upstream, device and scope, cursor and outbox, in step",
+                   state == "in-step" and facts["sync-upstream"] == self.url and facts["sync-device"] == "console-device · writer at /accounts/alice"
+                   and "of the upstream's" in facts["sync-cursor"] and facts["sync-outbox"] == "0 changes to push", (state, facts))
+        self.check("and its last exchange", bool(self.text_of(tid("sync-last-exchange"))) and not self.find_all(tid("sync-error")),
+                   self.text_of(tid("sync-last-exchange")))
+        keys = [self.find('a[href^="#/key/"]', r).text for r in self.find_all(tid("conflict-row"))]
+        self.check("the device lists the conflicts it took in", "ui.theme" in keys, keys)
+        self.wait(lambda d: self.find_all(tid("scope-node")), "the scope tree")
+        self.screenshot("sync-device.png")
+
     def draft_checks(self):
         self.open("#/drafts?account=alice", "Drafts")
         row = self.wait(lambda d: self.draft_row(self.draft), "the draft listed")
@@ -727,12 +818,15 @@ class ConsoleTest:
             self.section("lock", self.lock_checks)
             self.section("history", self.history_checks)
             self.section("audit", self.audit_checks)
+            self.section("sync", self.sync_checks, allowed_statuses=(404,))   # GET /v1/sync: no upstream
             self.section("drafts", self.draft_checks)
             self.section("transfer", self.transfer_checks)
             self.section("10 000 keys", self.bulk_checks)
             self.section("dark", self.dark_checks)
             self.section("reader", self.reader_checks, allowed_statuses=(403,))
             self.section("session end", self.session_end_checks, allowed_statuses=(401,))
+            if self.args.device_url:
+                self.section("a device's sync", self.device_checks)
         finally:
             self.driver.quit()
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -747,6 +841,9 @@ def main():
     parser.add_argument("--prefsctl", required=True, help="the prefsctl binary")
     parser.add_argument("--token-file", required=True, help="prefsd --token-file's file (an admin at /)")
     parser.add_argument("--screenshots", help="save PNGs of the main pages in this folder")
+    parser.add_argument("--device-url", help="the TCP listener of a device daemon of this prefsd (prefsd --upstream URL), "
+                        "syncing as a writer token at /accounts/alice named console-device")
+    parser.add_argument("--device-token-file", help="that device daemon's --token-file")
     sys.exit(ConsoleTest(parser.parse_args()).run())
 
 
