@@ -21,11 +21,6 @@ const FILTERS = [
 const CONFLICTS_SHOWN = 100;
 const VALUE_WIDTH = 60;
 
-/** An instant given in seconds since 1970 (as sync's JSON has it) as ISO 8601, or null. */
-function isoOfSeconds(seconds) {
-  return typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : null;
-}
-
 /** The query of `GET /v1/conflicts` for the page's filters: `since` a revision, or a time (`from`). */
 function conflictQuery(filters) {
   const since = filters.since;
@@ -84,11 +79,11 @@ function statusSection(status) {
       h("dt", { text: "Cursor" }), h("dd", { "data-testid": "sync-cursor", text: cursor }),
       h("dt", { text: "Outbox" }), h("dd", { "data-testid": "sync-outbox", text: `${plural(status.outbox, "change")} to push` }),
       h("dt", { text: "Last exchange" }), h("dd", { "data-testid": "sync-last-exchange" },
-        last ? [timeElement(isoOfSeconds(last.time)), last.succeeded
+        last ? [timeElement(last.time), last.succeeded
           ? ` — pushed ${last.pushed}, pulled ${last.pulled}`
           : [" — ", h("span", { class: "field-error", "data-testid": "sync-error", text: `failed: ${last.error ?? "no answer"}` })]]
           : "none since this prefsd started"),
-      h("dt", { text: "Last success" }), h("dd", {}, status.lastSuccess ? timeElement(isoOfSeconds(status.lastSuccess)) : "none yet"),
+      h("dt", { text: "Last success" }), h("dd", {}, status.lastSuccess ? timeElement(status.lastSuccess) : "none yet"),
       h("dt", { text: "Conflicts taken in" }), h("dd", { text: String(status.conflicts) })));
 }
 
@@ -137,7 +132,7 @@ export async function renderSyncPage(main, route, context) {
   for (const conflict of list.conflicts) {
     body.append(h("tr", { "data-testid": "conflict-row", "data-revision": String(conflict.revision) },
       h("td", { text: String(conflict.revision) }),
-      h("td", {}, timeElement(isoOfSeconds(conflict.time))),
+      h("td", {}, timeElement(conflict.time)),
       h("td", {}, h("a", { href: links.key(conflict.key, conflict.scope), text: conflict.key })),
       h("td", { text: conflict.scope }),
       h("td", {}, h("span", { class: "badge badge-other", "data-testid": "conflict-rule", text: conflict.rule })),

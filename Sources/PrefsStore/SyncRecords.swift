@@ -1,3 +1,4 @@
+import Foundation
 internal import GRDB
 import PrefsEngine
 import PrefsKit
@@ -42,7 +43,7 @@ enum SyncRecords {
             row.bind(conflict.rule.rawValue)
             row.bind(sides.winner)
             row.bind(sides.losers)
-            row.bind(conflict.time)
+            row.bind(conflict.time.timeIntervalSince1970)
             row.bind(conflict.detail)
         }
     }

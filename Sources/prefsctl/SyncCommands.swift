@@ -65,7 +65,7 @@ struct SyncCommand: AsyncParsableCommand {
         rows.append(["cursor", cursor(status)])
         rows.append(["outbox", status.outbox == 0 ? "empty: nothing to push" : Output.counted(status.outbox, "change") + " to push"])
         if let last = status.lastExchange {
-            let when = Output.localTime(Date(timeIntervalSince1970: last.time))
+            let when = Output.localTime(last.time)
             rows.append([
                 "last exchange",
                 last.succeeded
@@ -73,7 +73,7 @@ struct SyncCommand: AsyncParsableCommand {
                     : "\(when), failed: \(last.error ?? "no reason given")",
             ])
             if !last.succeeded, let success = status.lastSuccess {
-                rows.append(["last success", Output.localTime(Date(timeIntervalSince1970: success))])
+                rows.append(["last success", Output.localTime(success)])
             }
         } else {
             rows.append(["last exchange", "none since the daemon started"])
@@ -138,7 +138,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             var rows = [["REVISION", "TIME", "KEY", "SCOPE", "RULE", "WINNER", "LOSERS"]]
             for conflict in conflicts {
                 rows.append([
-                    String(conflict.revision), Output.localTime(Date(timeIntervalSince1970: conflict.time)), conflict.key,
+                    String(conflict.revision), Output.localTime(conflict.time), conflict.key,
                     conflict.scope.path, conflict.rule.rawValue, Self.side(conflict.winner),
                     conflict.losers.map(Self.side).joined(separator: "; "),
                 ])

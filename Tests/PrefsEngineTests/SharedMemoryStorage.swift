@@ -128,6 +128,7 @@ final class SharedMemoryStorage: PrefsStorage {
             let rows = database.log.filter { change in
                 let event = change.event
                 return Self.selects(filter, key: event.key, scope: event.scope, kind: event.kind)
+                    && (filter.notFromDevice.map { event.kind != .set || change.stamp?.device != $0 } ?? true)
                     && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
             }
             return ChangeLogPage(
@@ -160,7 +161,7 @@ final class SharedMemoryStorage: PrefsStorage {
         database.withLock { database in
             let selected = database.conflicts.values.sorted { $0.revision < $1.revision }.filter { conflict in
                 (query.subtree.map { $0.contains(conflict.scope) } ?? true) && (query.key.map { conflict.key == $0 } ?? true)
-                    && (query.after.map { conflict.revision > $0 } ?? true) && (query.from.map { conflict.time >= $0 } ?? true)
+                    && (query.after.map { conflict.revision > $0 } ?? true) && (query.from.map { conflict.time.timeIntervalSince1970 >= $0 } ?? true)
             }
             return Array((query.newestFirst ? selected.reversed() : selected).prefix(query.limit))
         }

@@ -1,4 +1,5 @@
 import PrefsEngine
+import Foundation
 import PrefsKit
 import Testing
 
@@ -15,7 +16,7 @@ struct SharedMemorySyncTests {
         let phone = SyncStamp(milliseconds: 5, counter: 0, device: "phone")
         let conflict = SyncConflict(
             revision: 3, key: "k", scope: .root, rule: .init(.lww), winner: .init(value: 2, device: "phone", stamp: phone, revision: 2),
-            losers: [.init(value: 1, revision: 1)], time: 0)
+            losers: [.init(value: 1, revision: 1)], time: Date(timeIntervalSince1970: 0))
         let (own, rebase) = try storage.withWriter { connection in
             guard case .shared(let transactions) = connection.transactions else { throw SharedMemoryWriteConnection.Unsupported() }
             _ = try transactions.begin(after: 1, optimistic: true)

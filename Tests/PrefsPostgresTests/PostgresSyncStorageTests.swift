@@ -195,7 +195,7 @@ struct PostgresSyncStorageTests {
                         revision: 3, key: "k", scope: .root, rule: .init(.lww),
                         winner: .init(value: 2, device: "phone", stamp: Self.phone, revision: 2, sequence: 3),
                         losers: [.init(value: 1, revision: 1), .init(value: 3, device: "laptop", stamp: Self.laptop, sequence: 8)],
-                        time: 1_800_000_003)
+                        time: Date(timeIntervalSince1970: 1_800_000_003))
                     let (applied, ownLast, rebase) = try await Self.onWriter(upstream) { connection, transactions in
                         var applied: Int64?
                         if inTransaction {
@@ -248,7 +248,7 @@ struct PostgresSyncStorageTests {
                 revision: revision, key: key, scope: scope, rule: revision == 9 ? .refused : SyncConflict.Rule(.lww),
                 winner: .init(value: .integer(revision), device: "phone", stamp: Self.phone, revision: revision - 1, sequence: 3),
                 losers: [.init(value: nil, revision: 2), .init(value: ["x"], device: "laptop", stamp: Self.laptop, sequence: 8)],
-                time: time, detail: revision == 9 ? "the key is locked at /accounts" : nil)
+                time: Date(timeIntervalSince1970: time), detail: revision == 9 ? "the key is locked at /accounts" : nil)
         }
         let conflicts = [
             conflict(3, "compose.visibility", "/accounts/alice", time: 100),

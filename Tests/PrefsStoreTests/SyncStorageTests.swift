@@ -133,7 +133,7 @@ struct SyncStorageTests {
                 revision: revision, key: key, scope: scope, rule: revision == 9 ? .refused : SyncConflict.Rule(.lww),
                 winner: .init(value: .integer(revision), device: "phone", stamp: Self.phone, revision: revision - 1, sequence: 3),
                 losers: [.init(value: nil, revision: 2), .init(value: ["x"], device: "laptop", stamp: Self.laptop, sequence: 8)],
-                time: time, detail: revision == 9 ? "the key is locked at /accounts" : nil)
+                time: Date(timeIntervalSince1970: time), detail: revision == 9 ? "the key is locked at /accounts" : nil)
         }
         let conflicts = [
             conflict(3, "compose.visibility", "/accounts/alice", time: 100),

@@ -19,6 +19,10 @@ package struct ChangeLogFilter: Sendable, Hashable {
     package var kinds: [ChangeEvent.Kind]?
     /// Only changes by this author.
     package var author: String?
+    /// Not the values a sync took in from this device (`set` changes whose stamp names it): a
+    /// device is not sent its own values back — its results told it their revisions. (Its resets
+    /// are sent: a result cannot say when an entry that has no value was removed.)
+    package var notFromDevice: String?
     /// Only changes after this revision.
     package var after: Revision?
     /// Only changes up to this revision.
@@ -34,8 +38,8 @@ package struct ChangeLogFilter: Sendable, Hashable {
     package init(
         key: String? = nil, prefix: String? = nil, subtree: ScopePath? = nil, scopes: [ScopePath]? = nil,
         reach: ScopePath? = nil, kinds: [ChangeEvent.Kind]? = nil,
-        author: String? = nil, after: Revision? = nil, through: Revision? = nil, from: Double? = nil, to: Double? = nil,
-        newestFirst: Bool = false
+        author: String? = nil, notFromDevice: String? = nil, after: Revision? = nil, through: Revision? = nil,
+        from: Double? = nil, to: Double? = nil, newestFirst: Bool = false
     ) {
         self.key = key
         self.prefix = prefix
@@ -44,6 +48,7 @@ package struct ChangeLogFilter: Sendable, Hashable {
         self.reach = reach
         self.kinds = kinds
         self.author = author
+        self.notFromDevice = notFromDevice
         self.after = after
         self.through = through
         self.from = from
@@ -84,6 +89,15 @@ package struct ChangeLogFilter: Sendable, Hashable {
             return Self.placeholder(dialect, parameters.count)
         }
         if let author { conditions.append("author = \(bind(.text(author)))") }
+        if let notFromDevice {
+            // A stamp is MILLISECONDS.COUNTER@DEVICE: the device is all after the first '@'.
+            let device =
+                switch dialect {
+                case .sqlite: "substr(stamp, instr(stamp, '@') + 1)"
+                case .postgres: "substr(stamp, strpos(stamp, '@') + 1)"
+                }
+            conditions.append("(stamp IS NULL OR kind <> 'set' OR \(device) <> \(bind(.text(notFromDevice))))")
+        }
         if let after { conditions.append("revision > \(bind(.integer(after)))") }
         if let through { conditions.append("revision <= \(bind(.integer(through)))") }
         if let from { conditions.append("created_at >= \(bind(.real(from)))") }

@@ -63,7 +63,7 @@ extension SyncConflict {
             self.init(
                 revision: revision, key: key, scope: try ScopePath(scope), rule: Rule(rawValue: rule),
                 winner: try decoder.decode(Side.self, from: Data(winner.utf8)),
-                losers: try decoder.decode([Side].self, from: Data(losers.utf8)), time: time, detail: detail)
+                losers: try decoder.decode([Side].self, from: Data(losers.utf8)), time: Date(timeIntervalSince1970: time), detail: detail)
         } catch {
             throw PrefsError(.internal, "The database holds a conflict (revision \(revision)) this build cannot read: \(error).")
         }

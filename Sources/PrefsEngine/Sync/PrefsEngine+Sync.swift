@@ -9,7 +9,7 @@ extension PrefsEngine {
     /// The change kinds a replica is sent: preferences, schemas, locks and conflicts.
     static var syncedKinds: [ChangeEvent.Kind] { [.set, .reset, .lock, .unlock, .schema, .conflict] }
     /// How many of the upstream's changes one answer carries at most.
-    static var changesPerAnswer: Int { 1000 }
+    static var changesPerAnswer: Int { 5000 }
 
     // MARK: The upstream's side
 
@@ -43,12 +43,12 @@ extension PrefsEngine {
         let deadline = ContinuousClock.now + .milliseconds(results.isEmpty ? max(0, request.wait ?? 0) : 0)
         var after = request.cursor
         while true {
-            let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope)
+            let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope, device: device)
             // Nothing to wait for once the daemon stops (its watches end too): answer what there is.
             if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline || hub.isClosed {
                 return SyncAnswer(
                     device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
-                    cursor: cursor, more: more ? true : nil)
+                    cursor: cursor, more: more ? true : nil, newest: max(cursor, committedRevision))
             }
             // Nothing within the device's reach yet: wait for the next change, wherever it is.
             after = cursor
@@ -81,7 +81,7 @@ extension PrefsEngine {
     /// after its cursor. A cursor older than the log's oldest revision is still answered with
     /// changes when none within its reach was dropped: the log kept every one of them (those below
     /// its oldest revision set what is stored now).
-    private func pull(after cursor: Revision, reach: ScopePath) async throws
+    private func pull(after cursor: Revision, reach: ScopePath, device: String) async throws
         -> (snapshot: SyncAnswer.Snapshot?, changes: [SyncAnswer.Change], cursor: Revision, more: Bool)
     {
         let (through, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
@@ -90,7 +90,9 @@ extension PrefsEngine {
             return (snapshot, [], snapshot.revision, false)
         }
         guard cursor < through else { return (nil, [], cursor, false) }
-        let filter = ChangeLogFilter(reach: reach, kinds: Self.syncedKinds, after: cursor, through: through)
+        // Not the device's own values: their results told it their revisions.
+        let filter = ChangeLogFilter(
+            reach: reach, kinds: Self.syncedKinds, notFromDevice: device, after: cursor, through: through)
         let page = try await storage.changeLog(matching: filter, limit: Self.changesPerAnswer)
         if cursor + 1 < max(oldest, page.oldestRevision) {
             // The log no longer holds every change after the cursor: it holds every one within
@@ -220,6 +222,8 @@ extension PrefsEngine {
     @discardableResult
     package func exchange(through transport: any SyncTransport, pushing: Bool, wait: Int?) async -> Bool {
         guard let replica else { return false }
+        if pushing { await replica.pushTurns.take() }
+        defer { if pushing { replica.pushTurns.give() } }
         let request = replica.request(pushing: pushing, wait: wait)
         let outcome: Result<SyncAnswer, any Error>
         do {
@@ -230,7 +234,7 @@ extension PrefsEngine {
         } catch {
             outcome = .failure(error)
         }
-        replica.note(outcome, pushed: request.mutations.count, time: wallClock.now())
+        replica.note(outcome, pushed: request.mutations.count, time: Date(timeIntervalSince1970: wallClock.now()))
         metrics.syncExchanges[(try? outcome.get()) != nil]?.increment()
         return (try? outcome.get()) != nil
     }

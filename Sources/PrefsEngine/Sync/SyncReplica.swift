@@ -27,13 +27,15 @@ final class SyncReplica: Sendable {
     private let pushes: AsyncStream<Void>
     private let pushWanted: AsyncStream<Void>.Continuation
     private let loops = Mutex<[Task<Void, Never>]>([])
+    /// Pushes take turns.
+    let pushTurns = PushTurns()
     /// How the replica reaches its upstream, once it syncs.
     let transport = Mutex<(any SyncTransport)?>(nil)
 
     /// What the replica remembers of its exchanges since it started.
     private struct ExchangeLog {
         var last: SyncStatus.Exchange?
-        var lastSuccess: Double?
+        var lastSuccess: Date?
         var upstreamRevision: Revision?
         var failures = 0
     }
@@ -82,14 +84,14 @@ final class SyncReplica: Sendable {
         state.withLock { !$0.outbox.isEmpty }
     }
 
-    /// Notes how an exchange ended, at `time` (seconds since 1970).
-    func note(_ outcome: Result<SyncAnswer, any Error>, pushed: Int, time: Double) {
+    /// Notes how an exchange ended, at `time`.
+    func note(_ outcome: Result<SyncAnswer, any Error>, pushed: Int, time: Date) {
         log.withLock { log in
             switch outcome {
             case .success(let answer):
                 log.last = SyncStatus.Exchange(time: time, succeeded: true, pushed: pushed, pulled: answer.changes.count)
                 log.lastSuccess = time
-                log.upstreamRevision = max(log.upstreamRevision ?? 0, answer.cursor)
+                log.upstreamRevision = max(log.upstreamRevision ?? 0, answer.newest)
                 log.failures = 0
             case .failure(let error):
                 let message = (error as? PrefsError).map { "\($0.code.rawValue): \($0.message)" } ?? "\(error)"

@@ -69,10 +69,11 @@ extension WriteBatch {
     /// and the upstream's changes after the cursor.
     ///
     /// An answer that arrives after the replica has taken in a later one (a late or repeated
-    /// message) only removes its changes from the outbox: what it says of the entries is older
-    /// than what the replica knows. Otherwise its results come first, then its snapshot and
-    /// changes, which cover every change after the request's cursor: whatever a result says, a
-    /// later change of the same entry follows it.
+    /// message) takes a result in only where it is newer than what the replica knows of the
+    /// entry (the device is not sent its own values back: a result may be all it hears of one).
+    /// Otherwise its results come first, then its snapshot and changes, which cover every other
+    /// device's change after the request's cursor: whatever a result says, a later change of the
+    /// same entry follows it.
     func takeIn(_ answer: SyncAnswer) throws {
         guard var changes = replica else { return }
         let late = answer.cursor < changes.record.cursor
@@ -84,7 +85,7 @@ extension WriteBatch {
             replica!.outboxRemoved.insert(result.seq)
             try connection.deleteOutbox(sequences: [result.seq])
             let entry = SyncEntry(key: result.key, scope: result.scope)
-            if !late {
+            if !late || result.revision > syncBase(of: entry)?.revision ?? 0 {
                 let base: SyncBase? = result.revision == 0 ? nil : SyncBase(revision: result.revision, value: result.value)
                 replica!.bases[entry] = .some(base)
                 try connection.storeSyncBase(base, for: entry)
@@ -137,7 +138,7 @@ extension WriteBatch {
             try placeSchemaFromUpstream(try PreferenceSchema(json: value.canonicalData), key: change.key)
         case (.conflict, _):
             guard let value = change.value else { return }
-            let conflict = try JSONDecoder().decode(SyncConflict.self, from: value.canonicalData)
+            let conflict = try WireJSON.decode(SyncConflict.self, from: value.canonicalData)
             try recordEvent(ChangeEvent(revision: 0, kind: .conflict, key: change.key, scope: change.scope, value: value))
             try connection.insertConflict(conflict)
             replica!.conflicts += 1

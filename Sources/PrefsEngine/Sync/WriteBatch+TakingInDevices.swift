@@ -160,7 +160,8 @@ extension WriteBatch {
         var winner = winner
         if winner.revision == nil { winner.revision = state(of: entry.key)?.values[entry.scope]?.revision }
         let conflict = SyncConflict(
-            revision: revision + 1, key: entry.key, scope: entry.scope, rule: rule, winner: winner, losers: losers, time: time,
+            revision: revision + 1, key: entry.key, scope: entry.scope, rule: rule, winner: winner, losers: losers,
+            time: Date(timeIntervalSince1970: time),
             detail: detail)
         context.sync = nil
         conflictRules.append(rule)
@@ -183,6 +184,6 @@ extension WriteBatch {
 extension SyncConflict {
     /// The conflict as a JSON value: what its `conflict` change carries.
     var jsonValue: JSONValue {
-        get throws { try JSONValue(parsing: JSONEncoder().encode(self)) }
+        get throws { try JSONValue(parsing: WireJSON.encoder().encode(self)) }
     }
 }

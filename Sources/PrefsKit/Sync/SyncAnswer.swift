@@ -150,11 +150,14 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
     public var cursor: Revision
     /// Whether more changes follow ``cursor`` already: exchange again at once.
     public var more: Bool?
+    /// The upstream's newest revision as it answered: the replica is in step once its cursor
+    /// reaches it (changes beyond its reach move it too).
+    public var newest: Revision
 
     /// An answer.
     public init(
         device: String, role: AccessRole, scope: ScopePath, results: [Result], snapshot: Snapshot?, changes: [Change],
-        cursor: Revision, more: Bool? = nil
+        cursor: Revision, more: Bool? = nil, newest: Revision
     ) {
         self.device = device
         self.role = role
@@ -164,5 +167,6 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
         self.changes = changes
         self.cursor = cursor
         self.more = more
+        self.newest = newest
     }
 }

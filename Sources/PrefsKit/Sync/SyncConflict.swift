@@ -1,3 +1,5 @@
+import Foundation
+
 /// A conflict sync resolved: a device's change met an upstream entry that had changed since the
 /// revision the change was based on, and the key's ``MergeRule`` (or a refusal) decided what the
 /// entry holds. Recorded in the transaction that resolved it, and kept: whatever lost is here,
@@ -68,14 +70,14 @@ public struct SyncConflict: Codable, Sendable, Hashable {
     /// What lost: the device's change, the upstream's entry, or both (a `union` that kept
     /// neither whole).
     public var losers: [Side]
-    /// When it was resolved, in seconds since 1970.
-    public var time: Double
+    /// When it was resolved.
+    public var time: Date
     /// Why, in a sentence, where the rule alone does not say (a refusal's reason).
     public var detail: String?
 
     /// A conflict.
     public init(
-        revision: Revision, key: String, scope: ScopePath, rule: Rule, winner: Side, losers: [Side], time: Double,
+        revision: Revision, key: String, scope: ScopePath, rule: Rule, winner: Side, losers: [Side], time: Date,
         detail: String? = nil
     ) {
         self.revision = revision

@@ -1,10 +1,12 @@
+import Foundation
+
 /// Where a replica's sync stands (`GET /v1/sync`, `prefsctl sync`): its upstream, how far it has
 /// taken in the upstream's changes, what it has still to push, and how its last exchange went.
 public struct SyncStatus: Codable, Sendable, Hashable {
     /// How one exchange with the upstream went.
     public struct Exchange: Codable, Sendable, Hashable {
-        /// When it ended, in seconds since 1970.
-        public var time: Double
+        /// When it ended.
+        public var time: Date
         /// Whether the upstream answered it.
         public var succeeded: Bool
         /// Why it failed, if it did.
@@ -15,7 +17,7 @@ public struct SyncStatus: Codable, Sendable, Hashable {
         public var pulled: Int
 
         /// An exchange.
-        public init(time: Double, succeeded: Bool, error: String? = nil, pushed: Int = 0, pulled: Int = 0) {
+        public init(time: Date, succeeded: Bool, error: String? = nil, pushed: Int = 0, pulled: Int = 0) {
             self.time = time
             self.succeeded = succeeded
             self.error = error
@@ -42,15 +44,15 @@ public struct SyncStatus: Codable, Sendable, Hashable {
     public var snapshotTaken: Bool
     /// The last exchange, if there was one since the replica started.
     public var lastExchange: Exchange?
-    /// The last exchange the upstream answered.
-    public var lastSuccess: Double?
+    /// When the last exchange the upstream answered ended.
+    public var lastSuccess: Date?
     /// How many conflicts the replica has taken in since it started.
     public var conflicts: Int
 
     /// A status.
     public init(
         upstream: String, device: String?, role: AccessRole?, scope: ScopePath?, cursor: Revision, upstreamRevision: Revision?,
-        outbox: Int, snapshotTaken: Bool, lastExchange: Exchange?, lastSuccess: Double?, conflicts: Int
+        outbox: Int, snapshotTaken: Bool, lastExchange: Exchange?, lastSuccess: Date?, conflicts: Int
     ) {
         self.upstream = upstream
         self.device = device

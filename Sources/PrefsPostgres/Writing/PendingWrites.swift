@@ -230,7 +230,7 @@ private struct ConflictRow: Encodable {
         scope = conflict.scope.path
         rule = conflict.rule.rawValue
         (winner, losers) = try conflict.storedSides()
-        createdAt = conflict.time
+        createdAt = conflict.time.timeIntervalSince1970
         detail = conflict.detail
     }
 }

@@ -338,23 +338,23 @@ import Testing
             [
                 SyncAnswer(
                     device: "laptop", role: .writer, scope: "/accounts/alice", results: [syncResult], snapshot: snapshot,
-                    changes: [syncChange], cursor: 11, more: true)
+                    changes: [syncChange], cursor: 11, more: true, newest: 12)
             ], as: "SyncAnswer")
         let winner = SyncConflict.Side(value: ["a", "b"], device: "phone", stamp: stamp, revision: 9, sequence: 12)
         let loser = SyncConflict.Side(value: nil, device: "laptop", stamp: stamp, sequence: 3)
         try checkEvery([winner, loser, SyncConflict.Side(value: nil)], as: "Side")
         let conflict = SyncConflict(
             revision: 10, key: "ui.tags", scope: "/accounts/alice", rule: .init(.union), winner: winner, losers: [loser],
-            time: 1_795_858_491.5, detail: "Why.")
+            time: Date(timeIntervalSince1970: 1_795_858_491.5), detail: "Why.")
         try checkEvery([conflict], as: "SyncConflict")
         try checkEvery([ConflictList(conflicts: [conflict])], as: "ConflictList")
-        let failed = SyncStatus.Exchange(time: 1_795_858_491.5, succeeded: false, error: "unreachable: Gone.", pushed: 0, pulled: 0)
+        let failed = SyncStatus.Exchange(time: Date(timeIntervalSince1970: 1_795_858_491.5), succeeded: false, error: "unreachable: Gone.", pushed: 0, pulled: 0)
         try checkEvery([failed], as: "SyncExchange")
         try checkEvery(
             [
                 SyncStatus(
                     upstream: "https://prefs.example:7878", device: "laptop", role: .writer, scope: "/accounts/alice", cursor: 11,
-                    upstreamRevision: 12, outbox: 2, snapshotTaken: true, lastExchange: failed, lastSuccess: 1_795_858_400,
+                    upstreamRevision: 12, outbox: 2, snapshotTaken: true, lastExchange: failed, lastSuccess: Date(timeIntervalSince1970: 1_795_858_400),
                     conflicts: 1)
             ], as: "SyncStatus")
         let rules = Set(document.enumValues(of: "SyncConflict", property: "rule"))

@@ -67,7 +67,7 @@ struct SyncFaultTests {
             #expect(try await Self.dump(device) == expected)
         }
         let listed = try await upstream.prefsctl("conflicts", "--json")
-        let conflicts = try JSONDecoder().decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
+        let conflicts = try WireJSON.decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
         #expect(conflicts.map(\.key) == ["ui.theme"], "\(listed.stdout)")
         // Each change of a device was taken in once: one change of the phone's key in the log.
         let log = try await upstream.prefsctl("log", "--prefix", "ui.density", "--jsonl")
@@ -155,7 +155,7 @@ struct SyncFaultTests {
         #expect(try await Self.dump(hosts[1].daemon) == expected)
         for device in devices { #expect(try await Self.dump(device) == expected) }
         let listed = try await hosts[1].daemon.prefsctl("conflicts", "--json")
-        let conflicts = try JSONDecoder().decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
+        let conflicts = try WireJSON.decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
         #expect(conflicts.count == 1, "\(listed.stdout) \(listed.stderr)")
 
         for device in devices { await device.expectCleanStop() }

@@ -44,7 +44,7 @@ struct SyncTests {
     static func status(_ device: Daemon) async throws -> SyncStatus {
         let shown = try await device.prefsctl("sync", "--json")
         #expect(shown.status == 0, "\(shown.stderr)")
-        return try JSONDecoder().decode(SyncStatus.self, from: Data(shown.stdout.utf8))
+        return try WireJSON.decode(SyncStatus.self, from: Data(shown.stdout.utf8))
     }
 
     /// A value set on one device is read on the other once both have synced; each device says
@@ -148,7 +148,7 @@ struct SyncTests {
 
         let listed = try await upstream.prefsctl("conflicts", "--json")
         #expect(listed.status == 0, "\(listed.stderr)")
-        let conflicts = try JSONDecoder().decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
+        let conflicts = try WireJSON.decode(ConflictList.self, from: Data(listed.stdout.utf8)).conflicts
         #expect(conflicts.count == 1, "\(listed.stdout)")
         let conflict = try #require(conflicts.first)
         #expect(conflict.key == "ui.theme" && conflict.scope == Self.scopePath && conflict.rule == .init(.lww))
