@@ -44,6 +44,15 @@ final class SyncUpstream {
 
     func stop() { daemon.stop() }
 
+    /// The upstream's newest revision (`GET /v1/status`).
+    func revision() throws -> Int {
+        let status = try daemon.connection().requestBody("GET", "/v1/status")
+        guard let answer = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any],
+            let revision = answer["revision"] as? Int
+        else { throw BenchError("the upstream's status has no revision: \(status.prefix(200))") }
+        return revision
+    }
+
     private static func newFolder() throws -> URL {
         let folder = URL(fileURLWithPath: "/tmp/prefs-bench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -69,6 +78,16 @@ extension BenchDaemon {
             return Int(Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) ?? 0)
         }
         return (count("ok"), count("failed"))
+    }
+
+    /// A device's cursor (the upstream's revision it has taken in up to) and outbox, as
+    /// `GET /v1/sync` says.
+    func syncCursor() throws -> (cursor: Int, outbox: Int) {
+        let status = try connection().requestBody("GET", "/v1/sync")
+        guard let answer = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any],
+            let cursor = answer["cursor"] as? Int, let outbox = answer["outbox"] as? Int
+        else { throw BenchError("the device's sync status has no cursor: \(status.prefix(200))") }
+        return (cursor, outbox)
     }
 
     /// Opens a watch of `key` at ``SyncUpstream/scope``, once the daemon has it.
