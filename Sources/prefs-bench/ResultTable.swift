@@ -3,6 +3,13 @@ import Foundation
 /// The benchmark's one table: measured value, baseline from the same run, ratio, target.
 struct ResultTable {
     private var rows: [[String]] = [["what", "measured", "baseline (same run)", "ratio", "target"]]
+    /// What the rows measured that their columns cannot say, printed below the table.
+    private var notes: [String] = []
+
+    /// A note on the rows, printed below the table.
+    mutating func note(_ text: String) {
+        notes.append(text)
+    }
 
     /// A row that was not measured, and why.
     mutating func skip(_ what: String, because reason: String) {
@@ -21,6 +28,8 @@ struct ResultTable {
             Swift.print("| " + line.joined(separator: " | ") + " |")
             if index == 0 { Swift.print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
         }
+        if !notes.isEmpty { Swift.print("") }
+        for note in notes { Swift.print("- " + note) }
     }
 
     private static func format(_ value: Double) -> String {

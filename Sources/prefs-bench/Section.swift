@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The sections of the benchmark, as `--only` names them.
 enum Section: String, CaseIterable, ExpressibleByArgument {
-    case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads
+    case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads, sync
     case writeLoad = "write-load"
     case readLoad = "read-load"
 
@@ -22,6 +22,7 @@ enum Section: String, CaseIterable, ExpressibleByArgument {
         case .tokens: TokensSection.self
         case .ofrep: OFREPSection.self
         case .reads: ReadsSection.self
+        case .sync: SyncSection.self
         case .writeLoad, .readLoad: ProfiledLoad.self
         }
     }
