@@ -85,8 +85,15 @@ extension WriteBatch {
             replica!.outboxRemoved.insert(result.seq)
             try connection.deleteOutbox(sequences: [result.seq])
             let entry = SyncEntry(key: result.key, scope: result.scope)
-            if !late || result.revision > syncBase(of: entry)?.revision ?? 0 {
-                let base: SyncBase? = result.revision == 0 ? nil : SyncBase(revision: result.revision, value: result.value)
+            let known = syncBase(of: entry)
+            if result.revision > 0, !late || result.revision > known?.revision ?? 0 {
+                let base = SyncBase(revision: result.revision, value: result.value)
+                replica!.bases[entry] = .some(base)
+                try connection.storeSyncBase(base, for: entry)
+            } else if result.revision == 0, !late, let known, known.value != nil {
+                // No value now, removed at a revision the result cannot name: after the one the
+                // replica knows, which stays as the mark a late answer's older news is held to.
+                let base = SyncBase(revision: known.revision, value: nil)
                 replica!.bases[entry] = .some(base)
                 try connection.storeSyncBase(base, for: entry)
             }
