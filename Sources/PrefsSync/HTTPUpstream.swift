@@ -36,48 +36,77 @@ package final class HTTPUpstream: SyncTransport {
     ///
     /// - Throws: ``PrefsError`` `invalid_request` for a URL that is not http(s) with a host, an
     ///   empty token, a CA file for an `http://` URL, or a CA file that cannot be read as PEM.
-    package init(url: String, token: String, caFile: String? = nil) throws {
-        let trimmed = url.hasSuffix("/") ? String(url.dropLast()) : url
-        guard let parsed = URL(string: trimmed), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            parsed.host?.isEmpty == false, parsed.query == nil, parsed.fragment == nil
-        else {
-            throw PrefsError(
-                .invalidRequest, "The upstream '\(url)' is no URL prefsd can sync with: give http://HOST:PORT or https://HOST:PORT.")
-        }
-        let secret = token.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else { throw PrefsError(.invalidRequest, "The upstream's token is empty.") }
-        var tls: TLSConfiguration?
-        if scheme == "https" {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            // Closing a connection waits this long for the upstream's close_notify: one whose
-            // long poll is still waiting there answers it only then. A device that stops, or
-            // drops a connection, need not wait NIOSSL's five seconds for that.
-            configuration.shutdownTimeout = .milliseconds(250)
-            if let caFile {
-                do {
-                    _ = try NIOSSLCertificate.fromPEMFile(caFile)
-                } catch {
-                    throw PrefsError(
-                        .invalidRequest, "The upstream's CA file \(caFile) cannot be read as PEM certificates: \(error).")
-                }
-                configuration.trustRoots = .file(caFile)
+    package convenience init(url: String, token: String, caFile: String? = nil) throws {
+        self.init(try Settings(url: url, token: token, caFile: caFile))
+    }
+
+    /// A transport with `settings`, which were checked as they were made: it cannot fail.
+    package init(_ settings: Settings) {
+        url = settings.url
+        endpoint = settings.url + "/v1/sync"
+        authorization = settings.authorization
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings.client)
+    }
+
+    /// An upstream's URL, the device's token and how to verify the upstream's certificate,
+    /// checked: what a transport is made of, before it holds any connection.
+    package struct Settings: Sendable {
+        /// The upstream's URL, without a trailing slash.
+        package let url: String
+        /// The `Authorization` header's value.
+        let authorization: String
+        /// The HTTP client's configuration (TLS, timeouts, no redirects).
+        let client: HTTPClient.Configuration
+
+        /// Checks `url` (`http://HOST:PORT` or `https://HOST:PORT`, with or without a path
+        /// prefix), `token` (the secret of the device's named token) and `caFile` (PEM
+        /// certificates to verify an `https` upstream against, else the system's trust store).
+        ///
+        /// - Throws: ``PrefsError`` `invalid_request` for a URL that is not http(s) with a host,
+        ///   an empty token, a CA file for an `http://` URL, or a CA file that cannot be read as
+        ///   PEM.
+        package init(url: String, token: String, caFile: String? = nil) throws {
+            let trimmed = url.hasSuffix("/") ? String(url.dropLast()) : url
+            guard let parsed = URL(string: trimmed), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                parsed.host?.isEmpty == false, parsed.query == nil, parsed.fragment == nil
+            else {
+                throw PrefsError(
+                    .invalidRequest, "The upstream '\(url)' is no URL prefsd can sync with: give http://HOST:PORT or https://HOST:PORT.")
             }
-            tls = configuration
-        } else if let caFile {
-            throw PrefsError(
-                .invalidRequest, "A CA file (\(caFile)) verifies an https:// upstream's certificate; \(url) is plain http.")
+            let secret = token.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !secret.isEmpty else { throw PrefsError(.invalidRequest, "The upstream's token is empty.") }
+            var tls: TLSConfiguration?
+            if scheme == "https" {
+                var configuration = TLSConfiguration.makeClientConfiguration()
+                // Closing a connection waits this long for the upstream's close_notify: one whose
+                // long poll is still waiting there answers it only then. A device that stops, or
+                // drops a connection, need not wait NIOSSL's five seconds for that.
+                configuration.shutdownTimeout = .milliseconds(250)
+                if let caFile {
+                    do {
+                        _ = try NIOSSLCertificate.fromPEMFile(caFile)
+                    } catch {
+                        throw PrefsError(
+                            .invalidRequest, "The upstream's CA file \(caFile) cannot be read as PEM certificates: \(error).")
+                    }
+                    configuration.trustRoots = .file(caFile)
+                }
+                tls = configuration
+            } else if let caFile {
+                throw PrefsError(
+                    .invalidRequest, "A CA file (\(caFile)) verifies an https:// upstream's certificate; \(url) is plain http.")
+            }
+            var configuration = HTTPClient.Configuration(
+                tlsConfiguration: tls, redirectConfiguration: .disallow,
+                timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10)))
+            // The replica tries again after a pause of its own: a connection that fails fails the
+            // exchange at once, with its reason (a refused connection, a certificate).
+            configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.httpVersion = .http1Only
+            self.url = trimmed
+            authorization = "Bearer " + secret
+            client = configuration
         }
-        var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10)))
-        // The replica tries again after a pause of its own: a connection that fails fails the
-        // exchange at once, with its reason (a refused connection, a certificate).
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.httpVersion = .http1Only
-        self.url = trimmed
-        endpoint = trimmed + "/v1/sync"
-        authorization = "Bearer " + secret
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
     /// Sends `request` and returns the upstream's answer.
@@ -115,11 +144,6 @@ package final class HTTPUpstream: SyncTransport {
         try? await client.shutdown()
     }
 
-    /// ``shutdown()`` on the calling thread, for a transport that never sent anything (a store
-    /// that failed to open): it returns at once.
-    func shutdownNow() {
-        try? client.syncShutdown()
-    }
 
     private static let encoder = WireJSON.encoder()
 

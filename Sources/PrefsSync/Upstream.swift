@@ -36,16 +36,12 @@ extension PrefsEngine where Storage == SQLiteStorage {
     ///   an upstream URL that is not `http://` or `https://`, an empty token, or a CA file that
     ///   cannot be read.
     public convenience init(path: String, configuration: StoreConfiguration = StoreConfiguration(), upstream: Upstream) throws {
-        let transport = try HTTPUpstream(url: upstream.url, token: upstream.token, caFile: upstream.caFile)
+        // Checked before the store opens; the transport, which holds connections, made only once
+        // it has, so that a store that fails to open leaves no client to shut down.
+        let settings = try HTTPUpstream.Settings(url: upstream.url, token: upstream.token, caFile: upstream.caFile)
         var configuration = configuration
-        configuration.upstream = transport.url
-        do {
-            try self.init(path: path, configuration: configuration)
-        } catch {
-            // The client has sent nothing yet: shutting it down returns at once.
-            transport.shutdownNow()
-            throw error
-        }
-        startSync(through: transport)
+        configuration.upstream = settings.url
+        try self.init(path: path, configuration: configuration)
+        startSync(through: HTTPUpstream(settings))
     }
 }

@@ -40,12 +40,15 @@ extension PrefsEngine {
             for result in results { metrics.syncMutations[result.outcome]?.increment() }
             for rule in rules { metrics.syncConflicts[rule.rawValue]?.increment() }
         }
-        let deadline = ContinuousClock.now + .milliseconds(results.isEmpty ? max(0, request.wait ?? 0) : 0)
+        // A long poll only when there is nothing to answer with yet.
+        let wait = results.isEmpty ? max(0, request.wait ?? 0) : 0
+        let deadline = wait > 0 ? ClockDeadline(in: .milliseconds(wait), on: clock) : nil
         var after = request.cursor
         while true {
             let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope, device: device)
-            // Nothing to wait for once the daemon stops (its watches end too): answer what there is.
-            if snapshot != nil || !changes.isEmpty || !results.isEmpty || ContinuousClock.now >= deadline || hub.isClosed {
+            // Answer at once without a long poll; with one, once it is over, once there is something
+            // to send, or once the daemon starts to stop (its watches end too).
+            guard let deadline, !deadline.hasPassed, snapshot == nil, changes.isEmpty, results.isEmpty, !hub.isClosed else {
                 return SyncAnswer(
                     device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
                     cursor: cursor, more: more ? true : nil, newest: max(cursor, committedRevision))
@@ -133,14 +136,15 @@ extension PrefsEngine {
 
     /// Returns once a change after `revision` is taken in, at `deadline`, or once the daemon
     /// starts to stop (``endWatches()``).
-    private func waitForChange(after revision: Revision, until deadline: ContinuousClock.Instant) async throws {
+    private func waitForChange(after revision: Revision, until deadline: ClockDeadline) async throws {
         let (intake, hub) = (intake, hub)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await intake.waitUntilApplied(revision + 1) }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            group.addTask { await hub.waitUntilClosed() }
-            await group.next()
-            group.cancelAll()
+        await deadline.race {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await intake.waitUntilApplied(revision + 1) }
+                group.addTask { await hub.waitUntilClosed() }
+                await group.next()
+                group.cancelAll()
+            }
         }
         try ensureOpen()
     }
@@ -260,18 +264,22 @@ extension PrefsEngine {
         guard let transport = replica.transport.withLock({ $0 }) else {
             throw PrefsError(.unreachable, "This replica is not syncing: it was opened without a way to reach its upstream.")
         }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ClockDeadline(in: timeout, on: clock)
         while true {
             let succeeded = await exchange(through: transport, pushing: true, wait: nil)
             let status = replica.status
             if succeeded, status.isInStep { return status }
-            guard ContinuousClock.now < deadline else {
+            guard !deadline.hasPassed else {
                 var reason = status.lastExchange?.error ?? "changes still to exchange"
                 if reason.hasSuffix(".") { reason.removeLast() }
                 throw PrefsError(.unreachable, "Not in step with \(status.upstream) after \(timeout): \(reason).")
             }
             // The pause before trying again, but never past the deadline.
-            if !succeeded { try await clock.sleep(for: min(replica.pause, max(.zero, deadline - ContinuousClock.now))) }
+            if !succeeded {
+                let (clock, pause) = (clock, replica.pause)
+                await deadline.race { try? await clock.sleep(for: pause) }
+                try Task.checkCancellation()
+            }
         }
     }
 }

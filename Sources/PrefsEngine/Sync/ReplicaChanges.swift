@@ -18,3 +18,33 @@ struct ReplicaChanges: Sendable {
     /// How many conflicts the batch took in.
     var conflicts = 0
 }
+
+extension ReplicaChanges {
+    /// Where a failed request's changes are undone to: all but the outbox entries added, of
+    /// which only the count — so that taking one before every request copies none of them.
+    struct Mark {
+        fileprivate var record: ReplicaRecord
+        fileprivate var clock: HybridLogicalClock
+        fileprivate var outboxAdded: Int
+        fileprivate var outboxRemoved: Set<Int64>
+        fileprivate var bases: [SyncEntry: SyncBase?]
+        fileprivate var conflicts: Int
+    }
+
+    /// The changes as they stand now.
+    var mark: Mark {
+        Mark(
+            record: record, clock: clock, outboxAdded: outboxAdded.count, outboxRemoved: outboxRemoved, bases: bases,
+            conflicts: conflicts)
+    }
+
+    /// Forgets what changed since `mark`.
+    mutating func restore(_ mark: Mark) {
+        record = mark.record
+        clock = mark.clock
+        outboxAdded.removeSubrange(mark.outboxAdded...)
+        outboxRemoved = mark.outboxRemoved
+        bases = mark.bases
+        conflicts = mark.conflicts
+    }
+}

@@ -34,25 +34,32 @@ extension WriteBatch {
     /// upstream's entry as last taken in; on a store that is not a replica, or for what the
     /// upstream sent, nothing.
     func pushLater(_ key: String, at scope: ScopePath, value: JSONValue?) throws {
-        guard var changes = replica, context.sync == nil else { return }
+        // In place: a copy of the batch's changes would copy its outbox entries at every write.
+        guard replica != nil, context.sync == nil else { return }
         let base = syncBase(of: SyncEntry(key: key, scope: scope))
         let mutation = SyncRequest.Mutation(
             // No value upstream is based on no entry (0), whichever reset removed it.
-            seq: changes.record.nextSequence, key: key, scope: scope, value: value,
-            base: base?.value == nil ? 0 : base!.revision, baseValue: base?.value, stamp: changes.clock.stamp(now: Int64(time * 1000)),
-            ifAbsent: changes.record.snapshotTaken ? nil : true, author: context.origin.author?.name,
-            reason: context.origin.reason)
+            seq: replica!.record.nextSequence, key: key, scope: scope, value: value,
+            base: base?.value == nil ? 0 : base!.revision, baseValue: base?.value,
+            stamp: replica!.clock.stamp(now: Int64(time * 1000)), ifAbsent: replica!.record.snapshotTaken ? nil : true,
+            author: context.origin.author?.name, reason: context.origin.reason)
         try connection.appendOutbox(mutation)
-        changes.record.nextSequence += 1
-        changes.record.clock = changes.clock.latest
-        changes.outboxAdded.append(mutation)
-        replica = changes
+        replica!.record.nextSequence += 1
+        replica!.record.clock = replica!.clock.latest
+        replica!.outboxAdded.append(mutation)
     }
 
     /// The upstream's entry as this batch sees it.
     func syncBase(of entry: SyncEntry) -> SyncBase? {
         if let changed = replica?.bases[entry] { return changed }
         return replicaState?.base(of: entry)
+    }
+
+    /// Keeps `base` (nil: none) as what the replica knows of the upstream's `entry`: in the
+    /// batch's overlay, and in its transaction.
+    private func keepBase(_ base: SyncBase?, for entry: SyncEntry) throws {
+        replica!.bases[entry] = .some(base)
+        try connection.storeSyncBase(base, for: entry)
     }
 
     /// How many outbox entries `entry` has, as this batch sees them.
@@ -88,14 +95,12 @@ extension WriteBatch {
             let known = syncBase(of: entry)
             if result.revision > 0, !late || result.revision > known?.revision ?? 0 {
                 let base = SyncBase(revision: result.revision, value: result.value)
-                replica!.bases[entry] = .some(base)
-                try connection.storeSyncBase(base, for: entry)
+                try keepBase(base, for: entry)
             } else if result.revision == 0, !late, let known, known.value != nil {
                 // No value now, removed at a revision the result cannot name: after the one the
                 // replica knows, which stays as the mark a late answer's older news is held to.
                 let base = SyncBase(revision: known.revision, value: nil)
-                replica!.bases[entry] = .some(base)
-                try connection.storeSyncBase(base, for: entry)
+                try keepBase(base, for: entry)
             }
             try placeKnownValue(of: entry)
         }
@@ -123,8 +128,7 @@ extension WriteBatch {
     private func takeIn(entry: SyncEntry, revision: Revision, value: JSONValue?) throws {
         if let base = syncBase(of: entry), base.revision >= revision { return }
         let base = SyncBase(revision: revision, value: value)
-        replica!.bases[entry] = .some(base)
-        try connection.storeSyncBase(base, for: entry)
+        try keepBase(base, for: entry)
         try placeKnownValue(of: entry)
     }
 
@@ -169,15 +173,13 @@ extension WriteBatch {
             }
             for scope in state.values.keys.sorted() where reaches(scope) && values[SyncEntry(key: key, scope: scope)] == nil {
                 let entry = SyncEntry(key: key, scope: scope)
-                replica!.bases[entry] = .some(nil)
-                try connection.storeSyncBase(nil, for: entry)
+                try keepBase(nil, for: entry)
                 if pendingCount(of: entry) == 0 { try placeFromUpstream(nil, key: key, at: scope) }
             }
         }
         for (entry, value) in values.sorted(by: { $0.key < $1.key }) {
             let base = SyncBase(revision: value.revision, value: value.value)
-            replica!.bases[entry] = base
-            try connection.storeSyncBase(base, for: entry)
+            try keepBase(base, for: entry)
             if pendingCount(of: entry) == 0 { try placeFromUpstream(value.value, key: entry.key, at: entry.scope) }
         }
         for lock in snapshot.locks {

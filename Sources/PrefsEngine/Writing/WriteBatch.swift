@@ -159,13 +159,13 @@ final class WriteBatch {
         fileprivate var tokensChanged: [String: StoredToken?]
         fileprivate var revision: Revision
         fileprivate var changeCount: Int
-        fileprivate var replica: ReplicaChanges?
+        fileprivate var replica: ReplicaChanges.Mark?
     }
 
     func checkpoint() -> Checkpoint {
         Checkpoint(
             touchedChanges: touchedUndo.count, tokensChanged: tokensChanged, revision: revision, changeCount: changes.count,
-            replica: replica)
+            replica: replica?.mark)
     }
 
     /// Forgets everything done since `checkpoint` (the rows it changed, if any, are rolled back
@@ -177,6 +177,6 @@ final class WriteBatch {
         tokensChanged = checkpoint.tokensChanged
         revision = checkpoint.revision
         changes.removeSubrange(checkpoint.changeCount...)
-        replica = checkpoint.replica
+        if let mark = checkpoint.replica { replica?.restore(mark) }
     }
 }
