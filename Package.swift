@@ -133,13 +133,18 @@ let package = Package(
         // daemon on its socket, the benchmark and the tests.
         .target(name: "PrefsSocket", swiftSettings: swiftSettings),
 
+        // zlib, for the sync stream's `deflate` (Debian's zlib1g-dev)…
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // …and the sync stream's wire: frames of JSON, one a line, deflated as one stream.
+        .target(name: "PrefsWire", dependencies: ["PrefsKit", "CZlib"], swiftSettings: swiftSettings),
+
         // The HTTP API of an engine: each endpoint defined once; the listeners (Unix socket, TCP),
         // the raw-bytes fast path and the general HTTP/1 path (NIOHTTP1) are adapters over those
         // definitions. It also serves the console's files, from Console/, compiled in.
         .target(
             name: "PrefsServer",
             dependencies: [
-                "PrefsKit", "PrefsEngine", "PrefsSocket",
+                "PrefsKit", "PrefsEngine", "PrefsSocket", "PrefsWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -162,7 +167,7 @@ let package = Package(
         .target(
             name: "PrefsSync",
             dependencies: [
-                "PrefsKit", "PrefsEngine", "PrefsStore",
+                "PrefsKit", "PrefsEngine", "PrefsStore", "PrefsWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

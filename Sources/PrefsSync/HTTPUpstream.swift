@@ -6,12 +6,16 @@ import NIOHTTP1
 import NIOSSL
 import PrefsEngine
 import PrefsKit
+import Synchronization
 
-/// A replica's way to its upstream prefsd over HTTP or HTTPS: each exchange is one
-/// `POST {url}/v1/sync` with the device's named token as `Authorization: Bearer TOKEN`.
+/// A replica's way to its upstream prefsd over HTTP or HTTPS, with the device's named token as
+/// `Authorization: Bearer TOKEN`: its exchanges go as frames of one sync stream
+/// (`POST {url}/v1/sync:stream`, ``SyncStreamConnection``), opened when the first is sent and
+/// again after one ends; to an upstream without streams (one that answers 404), each is one
+/// `POST {url}/v1/sync`.
 ///
-/// One `HTTPClient` per upstream, its connections kept alive between exchanges; ``shutdown()``
-/// ends it once the engine that syncs through it has closed. An `https://` upstream's
+/// One `HTTPClient` per upstream; ``shutdown()`` ends it, and the stream, once the engine that
+/// syncs through it has closed. An `https://` upstream's
 /// certificate is verified against the system's trust store, or against the CA file given.
 ///
 /// Errors are ``PrefsError``s: what the upstream answered (`{"error": {"code", "message"}}`)
@@ -28,6 +32,20 @@ package final class HTTPUpstream: SyncTransport {
     private let endpoint: String
     private let authorization: String
     private let client: HTTPClient
+
+    /// Where the sync stream stands.
+    private enum Stream {
+        /// None is open: the next exchange opens one.
+        case closed
+        /// One is being opened, for the exchanges that wait for it; nil: the upstream has none.
+        case opening(Task<SyncStreamConnection?, any Error>)
+        /// This one, until it ends.
+        case open(SyncStreamConnection)
+        /// The upstream serves no streams: each exchange is a request of its own.
+        case unsupported
+    }
+
+    private let stream = Mutex(Stream.closed)
 
     /// A transport to the upstream at `url` (`http://HOST:PORT` or `https://HOST:PORT`, with or
     /// without a path prefix), as the device whose named token's secret is `token`; an `https`
@@ -109,8 +127,94 @@ package final class HTTPUpstream: SyncTransport {
         }
     }
 
-    /// Sends `request` and returns the upstream's answer.
+    /// Sends `request` and returns the upstream's answer: on the sync stream, or on a request
+    /// of its own to an upstream without streams.
     package func exchange(_ request: SyncRequest) async throws -> SyncAnswer {
+        let timeout = Duration.milliseconds(max(0, request.wait ?? 0)) + Self.margin
+        guard let connection = try await streamConnection() else { return try await post(request, timeout: timeout) }
+        return try await connection.exchange(request, timeout: timeout)
+    }
+
+    /// The open sync stream, opened if none is; nil for an upstream without streams.
+    private func streamConnection() async throws -> SyncStreamConnection? {
+        let opening: Task<SyncStreamConnection?, any Error>? = stream.withLock { stream in
+            switch stream {
+            case .open(let connection) where !connection.hasEnded: return nil
+            case .opening(let task): return task
+            case .unsupported: return nil
+            case .closed, .open:
+                let task = startOpening()
+                stream = .opening(task)
+                return task
+            }
+        }
+        guard let opening else {
+            return stream.withLock { stream in
+                if case .open(let connection) = stream { connection } else { nil }
+            }
+        }
+        do {
+            let connection = try await opening.value
+            stream.withLock { stream in
+                guard case .opening = stream else { return }
+                stream = connection.map { .open($0) } ?? .unsupported
+            }
+            return connection
+        } catch {
+            stream.withLock { stream in
+                if case .opening = stream { stream = .closed }
+            }
+            throw error
+        }
+    }
+
+    /// A task opening a sync stream.
+    private func startOpening() -> Task<SyncStreamConnection?, any Error> {
+        Task { try await openStream() }
+    }
+
+    /// Opens a sync stream: nil if the upstream answers that it has none (404).
+    private func openStream() async throws -> SyncStreamConnection? {
+        var http = HTTPClientRequest(url: endpoint + ":stream")
+        http.method = .POST
+        http.headers.add(name: "Authorization", value: authorization)
+        http.headers.add(name: "Content-Type", value: "application/x-ndjson")
+        http.headers.add(name: "Content-Encoding", value: "deflate")
+        http.headers.add(name: "Accept-Encoding", value: "deflate")
+        http.headers.add(name: "User-Agent", value: "prefsd/\(prefsVersion) (sync)")
+        let (frames, body) = AsyncStream.makeStream(of: ByteBuffer.self)
+        http.body = .stream(frames, length: .unknown)
+        let request = http
+        let response: HTTPClientResponse
+        do {
+            // Its head comes at once; only the opening is timed (the stream lives on).
+            response = try await withThrowingTaskGroup(of: HTTPClientResponse.self) { group in
+                group.addTask { try await self.client.execute(request, deadline: .distantFuture) }
+                group.addTask {
+                    try await Task.sleep(for: Self.margin)
+                    throw HTTPClientError.deadlineExceeded
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+        } catch {
+            body.finish()
+            throw mapped(error)
+        }
+        guard response.status == .ok else {
+            body.finish()
+            if response.status == .notFound { return nil }
+            let answer = (try? await response.body.collect(upTo: 1024 * 1024)) ?? ByteBuffer()
+            throw answered(response.status, answer)
+        }
+        let url = url
+        return SyncStreamConnection(body: body, response: response, largestAnswer: Self.largestAnswer) { error in
+            Self.unreachable(error, url: url)
+        }
+    }
+
+    /// Sends `request` as a request of its own (`POST /v1/sync`), waiting up to `timeout`.
+    private func post(_ request: SyncRequest, timeout: Duration) async throws -> SyncAnswer {
         var http = HTTPClientRequest(url: endpoint)
         http.method = .POST
         http.headers.add(name: "Authorization", value: authorization)
@@ -118,18 +222,13 @@ package final class HTTPUpstream: SyncTransport {
         http.headers.add(name: "Accept", value: "application/json")
         http.headers.add(name: "User-Agent", value: "prefsd/\(prefsVersion) (sync)")
         http.body = .bytes(ByteBuffer(data: try Self.encoder.encode(request)))
-        let wait = Duration.milliseconds(max(0, request.wait ?? 0)) + Self.margin
         let (status, body): (HTTPResponseStatus, ByteBuffer)
         do {
-            let response = try await client.execute(http, timeout: .milliseconds(Int64(wait / .milliseconds(1))))
+            let response = try await client.execute(http, timeout: .milliseconds(Int64(timeout / .milliseconds(1))))
             status = response.status
             body = try await response.body.collect(upTo: Self.largestAnswer)
-        } catch let error as PrefsError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
-            throw unreachable(error)
+            throw mapped(error)
         }
         guard status == .ok else { throw answered(status, body) }
         do {
@@ -139,9 +238,28 @@ package final class HTTPUpstream: SyncTransport {
         }
     }
 
-    /// Ends the client; the engine syncing through it has closed.
+    /// Ends the stream and the client; the engine syncing through it has closed.
     package func shutdown() async {
+        let open = stream.withLock { stream in
+            defer { stream = .closed }
+            return stream
+        }
+        switch open {
+        case .open(let connection): connection.end(PrefsError(.unavailable, "The replica has stopped syncing."))
+        case .opening(let task): task.cancel()
+        case .closed, .unsupported: break
+        }
         try? await client.shutdown()
+    }
+
+    /// An error of an exchange's request as the replica takes it: a ``PrefsError`` and a
+    /// cancellation as they are, any other as `unreachable`.
+    private func mapped(_ error: any Error) -> any Error {
+        switch error {
+        case let error as PrefsError: error
+        case is CancellationError: error
+        default: Self.unreachable(error, url: url)
+        }
     }
 
 
@@ -164,8 +282,8 @@ package final class HTTPUpstream: SyncTransport {
         return String(text[start...].prefix { $0 != " " && $0 != "]" })
     }
 
-    /// A failure to reach the upstream, as `unreachable` naming its URL.
-    private func unreachable(_ error: any Error) -> PrefsError {
+    /// A failure to reach the upstream at `url`, as `unreachable` naming it.
+    private static func unreachable(_ error: any Error, url: String) -> PrefsError {
         switch error {
         case let error as NIOSSLError:
             if case .handshakeFailed(let reason) = error {

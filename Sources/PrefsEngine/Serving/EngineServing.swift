@@ -79,6 +79,9 @@ package protocol EngineServing: PrefsService {
 
     /// ``PrefsEngine/exchange(_:grant:context:)``: one exchange of a device, served.
     func exchange(_ request: SyncRequest, grant: AccessGrant, context: WriteContext) async throws -> SyncAnswer
+    /// Returns once the engine starts to stop (its watches and long polls end then): what a
+    /// stream of exchanges waits for, to end with them.
+    func waitUntilStopping() async
     /// The conflicts sync recorded that `query` selects.
     func conflicts(_ query: ConflictQuery) async throws -> [SyncConflict]
     /// Where the store's sync with its upstream stands; nil for a store that is no replica.

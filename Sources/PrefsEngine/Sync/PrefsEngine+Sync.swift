@@ -26,6 +26,10 @@ extension PrefsEngine {
             throw PrefsError(
                 .forbidden, "Sync needs a named token: a device is its token (prefsctl token create NAME --role writer --scope S).")
         }
+        // A stream's exchanges were let through when it opened: the token may be gone since.
+        guard token(named: device) != nil else {
+            throw PrefsError(.unauthorized, "The token '\(device)' was revoked.")
+        }
         try Self.check(request)
         var results: [SyncAnswer.Result] = []
         if !request.mutations.isEmpty {
@@ -60,6 +64,11 @@ extension PrefsEngine {
                 throw PrefsError(.unauthorized, "The token '\(device)' was revoked.")
             }
         }
+    }
+
+    /// Returns once the engine starts to stop: its watches and long polls end then.
+    package func waitUntilStopping() async {
+        await hub.waitUntilClosed()
     }
 
     /// Checks a request's shape: at most ``SyncReplica/mutationsPerExchange`` changes, with

@@ -11,8 +11,10 @@ struct Answer: Sendable {
     enum Body: Sendable {
         /// These bytes.
         case whole(ByteBuffer)
-        /// `length` bytes, as the stream gives them (a file being read).
-        case streamed(length: Int, chunks: AsyncThrowingStream<Data, any Error>)
+        /// `length` bytes, as the stream gives them (a file being read); of a length not known
+        /// (nil), sent chunked for as long as the stream lasts — only to a request whose body is
+        /// streamed (a sync stream), which the general HTTP/1 path answers.
+        case streamed(length: Int?, chunks: AsyncThrowingStream<Data, any Error>)
         /// A watch's events as Server-Sent Events, for as long as it lasts: a watch that opened
         /// once the engine had read the change log (``WatchFeed/whenOpen(_:)``).
         case events(any WatchFeed)

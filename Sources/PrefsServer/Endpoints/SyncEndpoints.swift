@@ -27,13 +27,14 @@ enum SyncEndpoints {
             Endpoint(.post, "/v1/sync", body: .whole(limit: limits.maximumRequestBytes), waitsForRevision: false) { request in
                 let exchange = try request.decodeBody(
                     SyncRequest.self, what: "a sync request ({\"cursor\", \"mutations\": [...], \"wait\"})")
-                if let wait = exchange.wait, !(0...Self.longestWait).contains(wait) {
-                    throw PrefsError(
-                        .invalidRequest, "wait takes 0 to \(Self.longestWait) milliseconds, not \(wait).")
-                }
+                try checkWait(exchange)
                 let grant = try request.access()
                 let context = request.writeContext
                 return .task { .json(try await engine.exchange(exchange, grant: grant, context: context)) }
+            },
+            // The same exchanges, many on one connection (SyncStream).
+            Endpoint(.post, "/v1/sync:stream", body: .streamed, waitsForRevision: false) { request in
+                .now(try SyncStream(request, engine: engine, limits: limits).answer(acceptEncoding: request.headers[.acceptEncoding]))
             },
             Endpoint(.get, "/v1/conflicts") { request in
                 let query = try conflictQuery(request)
@@ -72,6 +73,13 @@ enum SyncEndpoints {
                 return .task { .json(try await engine.syncNow(timeout: .seconds(seconds))) }
             },
         ]
+    }
+
+    /// Throws `invalid_request` for a long poll longer than ``longestWait``.
+    static func checkWait(_ exchange: SyncRequest) throws {
+        if let wait = exchange.wait, !(0...longestWait).contains(wait) {
+            throw PrefsError(.invalidRequest, "wait takes 0 to \(longestWait) milliseconds, not \(wait).")
+        }
     }
 
     /// The conflicts' query from `request`'s query items; a caller whose scope is below `/`
