@@ -273,6 +273,7 @@ let package = Package(
         ),
         // The engine alone, over an in-memory storage that other writers share and a clock the
         // tests move: the multi-writer logic without PostgreSQL.
+        .testTarget(name: "PrefsWireTests", dependencies: ["PrefsKit", "PrefsWire", "TestHarness"], swiftSettings: swiftSettings),
         .testTarget(name: "PrefsEngineTests", dependencies: ["PrefsKit", "PrefsEngine", "TestHarness"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PrefsStoreTests",
@@ -285,7 +286,7 @@ let package = Package(
         .testTarget(
             name: "PrefsServerTests",
             dependencies: [
-                "PrefsKit", "PrefsEngine", "PrefsStore", "PrefsServer", "PrefsSocket", "TestHarness",
+                "PrefsKit", "PrefsEngine", "PrefsStore", "PrefsServer", "PrefsSocket", "PrefsWire", "TestHarness",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

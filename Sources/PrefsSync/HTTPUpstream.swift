@@ -11,8 +11,9 @@ import Synchronization
 /// A replica's way to its upstream prefsd over HTTP or HTTPS, with the device's named token as
 /// `Authorization: Bearer TOKEN`: its exchanges go as frames of one sync stream
 /// (`POST {url}/v1/sync:stream`, ``SyncStreamConnection``), opened when the first is sent and
-/// again after one ends; to an upstream without streams (one that answers 404), each is one
-/// `POST {url}/v1/sync`.
+/// again after one ends; to an upstream without streams (one that answers 404), or behind a
+/// reverse proxy that holds a stream's head back until its body ends, each is one
+/// `POST {url}/v1/sync` (for ten minutes, then a stream is tried again).
 ///
 /// One `HTTPClient` per upstream; ``shutdown()`` ends it, and the stream, once the engine that
 /// syncs through it has closed. An `https://` upstream's
@@ -41,9 +42,14 @@ package final class HTTPUpstream: SyncTransport {
         case opening(Task<SyncStreamConnection?, any Error>)
         /// This one, until it ends.
         case open(SyncStreamConnection)
-        /// The upstream serves no streams: each exchange is a request of its own.
-        case unsupported
+        /// The upstream serves no streams (it answered 404), or something between holds a
+        /// stream's head back (a reverse proxy that buffers request bodies): each exchange is a
+        /// request of its own until then, when a stream is tried again.
+        case unsupported(until: ContinuousClock.Instant)
     }
+
+    /// How long a device does without a stream once one could not be opened.
+    static let withoutStreams = Duration.seconds(600)
 
     private let stream = Mutex(Stream.closed)
 
@@ -141,8 +147,8 @@ package final class HTTPUpstream: SyncTransport {
             switch stream {
             case .open(let connection) where !connection.hasEnded: return nil
             case .opening(let task): return task
-            case .unsupported: return nil
-            case .closed, .open:
+            case .unsupported(let until) where ContinuousClock.now < until: return nil
+            case .closed, .open, .unsupported:
                 let task = startOpening()
                 stream = .opening(task)
                 return task
@@ -157,9 +163,14 @@ package final class HTTPUpstream: SyncTransport {
             let connection = try await opening.value
             stream.withLock { stream in
                 guard case .opening = stream else { return }
-                stream = connection.map { .open($0) } ?? .unsupported
+                stream = connection.map { .open($0) } ?? .unsupported(until: .now + Self.withoutStreams)
             }
             return connection
+        } catch is StreamHeld {
+            stream.withLock { stream in
+                if case .opening = stream { stream = .unsupported(until: .now + Self.withoutStreams) }
+            }
+            return nil
         } catch {
             stream.withLock { stream in
                 if case .opening = stream { stream = .closed }
@@ -187,16 +198,20 @@ package final class HTTPUpstream: SyncTransport {
         let request = http
         let response: HTTPClientResponse
         do {
-            // Its head comes at once; only the opening is timed (the stream lives on).
+            // Its head comes at once; only the opening is timed (the stream lives on). One that
+            // does not come is held by something between that waits for the body's end.
             response = try await withThrowingTaskGroup(of: HTTPClientResponse.self) { group in
                 group.addTask { try await self.client.execute(request, deadline: .distantFuture) }
                 group.addTask {
                     try await Task.sleep(for: Self.margin)
-                    throw HTTPClientError.deadlineExceeded
+                    throw StreamHeld()
                 }
                 defer { group.cancelAll() }
                 return try await group.next()!
             }
+        } catch let error as StreamHeld {
+            body.finish()
+            throw error
         } catch {
             body.finish()
             throw mapped(error)
@@ -212,6 +227,9 @@ package final class HTTPUpstream: SyncTransport {
             Self.unreachable(error, url: url)
         }
     }
+
+    /// A stream's head did not come in time.
+    private struct StreamHeld: Error {}
 
     /// Sends `request` as a request of its own (`POST /v1/sync`), waiting up to `timeout`.
     private func post(_ request: SyncRequest, timeout: Duration) async throws -> SyncAnswer {

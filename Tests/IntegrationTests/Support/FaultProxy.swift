@@ -9,7 +9,8 @@ import Synchronization
 
 /// A TCP proxy on loopback between a device daemon and its upstream, which a test cuts: a
 /// partition (every connection closed, new ones closed at once), or a cut in the middle of the
-/// next answer (the connection closed after so many of the upstream's bytes).
+/// next answer (the connection closed after so many of the upstream's next bytes, on a connection
+/// open or a new one — a device's sync stream stays open).
 ///
 /// Each connection is two threads copying bytes, one each way, with blocking calls: a handful
 /// of connections in a test.
@@ -21,10 +22,12 @@ final class FaultProxy: Sendable {
 
     private struct State {
         var partitioned = false
-        /// Close the next connection after this many bytes of the upstream's.
+        /// Close the connection that carries the upstream's next bytes after this many of them.
         var cutAfter: Int?
         var sockets: Set<Int32> = []
         var closed = false
+        /// Answer a sync stream's request 404, as an upstream without streams does.
+        var refusesStreams = false
     }
 
     /// A proxy to 127.0.0.1:`target`, listening on a free loopback port.
@@ -66,9 +69,16 @@ final class FaultProxy: Sendable {
         state.withLock { $0.partitioned = false }
     }
 
-    /// Cuts the next answer: closes its connection after `bytes` of the upstream's bytes.
+    /// Cuts the next answer: closes the connection that carries the upstream's next bytes after
+    /// `bytes` of them.
     func cutNextAnswer(after bytes: Int) {
         state.withLock { $0.cutAfter = bytes }
+    }
+
+    /// Answers each sync stream's request (`POST /v1/sync:stream`) 404 from now on, as an
+    /// upstream without streams does; other requests go through.
+    func refuseStreams() {
+        state.withLock { $0.refusesStreams = true }
     }
 
     /// Stops listening and closes every connection.
@@ -89,37 +99,56 @@ final class FaultProxy: Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            let (refused, cutAfter) = state.withLock { state -> (Bool, Int?) in
-                if state.closed || state.partitioned { return (true, nil) }
-                defer { state.cutAfter = nil }
-                return (false, state.cutAfter)
+            let (refused, refusesStreams) = state.withLock { state in
+                (state.closed || state.partitioned, state.refusesStreams)
             }
             guard !refused, let upstream = try? LoopbackTCP.descriptor(connectedTo: target) else {
                 Glibc.close(client)
                 continue
             }
             state.withLock { $0.sockets.formUnion([client, upstream]) }
-            Thread { [self] in pump(from: client, to: upstream, limit: nil) }.start()
-            Thread { [self] in pump(from: upstream, to: client, limit: cutAfter) }.start()
+            Thread { [self] in
+                if refusesStreams, Self.opensStream(client) {
+                    let answer = Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+                    _ = answer.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                    state.withLock { $0.sockets.subtract([client, upstream]) }
+                    Glibc.close(client)
+                    Glibc.close(upstream)
+                    return
+                }
+                Thread { [self] in pump(from: upstream, to: client, answers: true) }.start()
+                pump(from: client, to: upstream, answers: false)
+            }.start()
         }
     }
 
-    /// Copies bytes until either side closes (or `limit` bytes have gone), then closes both.
-    private func pump(from source: Int32, to destination: Int32, limit: Int?) {
+    /// Whether the first bytes `client` sends begin a sync stream's request (read, not taken).
+    private static func opensStream(_ client: Int32) -> Bool {
+        let opening = Array("POST /v1/sync:stream".utf8)
+        var peeked = [UInt8](repeating: 0, count: opening.count)
+        let count = recv(client, &peeked, peeked.count, Int32(MSG_PEEK | MSG_WAITALL))
+        return count == opening.count && peeked == opening
+    }
+
+    /// Copies bytes until either side closes (or, for the upstream's `answers`, a cut asked for
+    /// has let its bytes through), then closes both.
+    private func pump(from source: Int32, to destination: Int32, answers: Bool) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        var copied = 0
         while true {
-            let wanted = limit.map { min(buffer.count, $0 - copied) } ?? buffer.count
-            guard wanted > 0 else { break }
-            let count = read(source, &buffer, wanted)
+            var count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
+            let cut = answers ? state.withLock { state in
+                defer { state.cutAfter = nil }
+                return state.cutAfter
+            } : nil
+            if let cut { count = min(count, cut) }
             var sent = 0
             while sent < count {
                 let written = buffer[sent..<count].withUnsafeBytes { write(destination, $0.baseAddress, count - sent) }
                 guard written > 0 else { break }
                 sent += written
             }
-            copied += count
+            if cut != nil { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(destination, Int32(SHUT_RDWR))

@@ -51,7 +51,8 @@ struct SyncFaultTests {
             let set = try await device.prefsctl("set", "own.\(index)", "\(index)", "--scope", "\(Self.scope)/threads/\(index)")
             #expect(set.status == 0, "\(set.stderr)")
         }
-        proxies[2].cutNextAnswer(after: 40)
+        // Ten bytes: inside an answer's head, or a deflated frame of the device's sync stream.
+        proxies[2].cutNextAnswer(after: 10)
         #expect(try await devices[2].prefsctl("set", "ui.density", #""compact""#, "--scope", Self.scope).status == 0)
         #expect(try await upstream.prefsctl("set", "ui.font", "13", "--scope", Self.scope).status == 0)
         let cutOff = try await devices[0].prefsctl("sync", "--wait", "--timeout", "1")
@@ -74,6 +75,27 @@ struct SyncFaultTests {
         #expect(log.stdout.split(separator: "\n").count == 1, "\(log.stdout)")
 
         for device in devices { await device.expectCleanStop() }
+        await upstream.expectCleanStop()
+    }
+
+    @Test("a device whose upstream has no sync stream exchanges by one request each, and syncs all the same")
+    func aDeviceWithoutStreamsSyncsByRequests() async throws {
+        let (upstream, port) = try await SyncTests.upstream()
+        let proxy = try FaultProxy(to: port)
+        defer { proxy.close() }
+        proxy.refuseStreams()
+        let device = try await SyncTests.device(
+            of: "http://127.0.0.1:\(proxy.port)", secret: try await SyncTests.deviceToken("laptop", on: upstream))
+        #expect(try await device.prefsctl("set", "ui.theme", #""dark""#, "--scope", Self.scope).status == 0)
+        #expect(try await upstream.prefsctl("set", "ui.font", "13", "--scope", Self.scope).status == 0)
+        try await SyncTests.syncWait(device)
+        #expect(try await upstream.prefsctl("get", "ui.theme", "--scope", Self.scope).stdout.hasPrefix("dark"))
+        #expect(try await device.prefsctl("get", "ui.font", "--scope", Self.scope).stdout.hasPrefix("13"))
+        let metrics = try await upstream.raw("GET", "/v1/metrics").body
+        #expect(metrics.contains(#"prefsd_requests_total{endpoint="POST /v1/sync",status="200"}"#), "\(metrics)")
+        #expect(!metrics.contains(#"endpoint="POST /v1/sync:stream""#), "the proxy answered the stream: \(metrics)")
+
+        await device.expectCleanStop()
         await upstream.expectCleanStop()
     }
 

@@ -94,6 +94,11 @@ struct SyncTests {
         let noneWaiting = try await upstream.prefsctl("sync", "--wait")
         #expect(noneWaiting.status == 1 && noneWaiting.stderr.contains("has no upstream"), "\(noneWaiting.stderr)")
 
+        // Every exchange went as a frame of a device's sync stream, none as a request of its own.
+        let metrics = try await upstream.raw("GET", "/v1/metrics").body
+        #expect(metrics.contains(#"prefsd_requests_total{endpoint="POST /v1/sync:stream",status="200"} 2"#), "\(metrics)")
+        #expect(!metrics.contains(#"prefsd_requests_total{endpoint="POST /v1/sync",status="200"}"#), "\(metrics)")
+
         await laptop.expectCleanStop()
         await phone.expectCleanStop()
         await upstream.expectCleanStop()
