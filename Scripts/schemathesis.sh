@@ -64,7 +64,7 @@ curl -sf -o /dev/null -H "Authorization: Bearer $token" "http://127.0.0.1:$port/
 cd "$scratch"  # schemathesis writes its reports under its working directory
 set +e
 # Scripts/schemathesis-hooks/yamlsafe.py: answers that say YAML and are not (see the file).
-PYTHONPATH="$repo/Scripts/schemathesis-hooks${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=yamlsafe \
+PYTHONPATH="$repo/Scripts/schemathesis-hooks${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=prefsd \
 "$venv/bin/st" --config-file "$repo/Scripts/schemathesis.toml" run "$repo/openapi.yaml" \
     --url "http://127.0.0.1:$port" --header "Authorization: Bearer $token" \
     --max-examples "$max_examples" --no-color --report junit --report-dir "$scratch/report"

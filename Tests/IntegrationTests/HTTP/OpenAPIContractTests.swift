@@ -37,7 +37,7 @@ import Testing
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
         "GET /v1/tokens", "POST /v1/tokens", "DELETE /v1/tokens/{name}",
-        "POST /v1/sync", "GET /v1/sync", "POST /v1/sync:now", "GET /v1/conflicts", "POST /v1/conflicts/{revision}/restore",
+        "POST /v1/sync", "POST /v1/sync:stream", "GET /v1/sync", "POST /v1/sync:now", "GET /v1/conflicts", "POST /v1/conflicts/{revision}/restore",
         "POST /ofrep/v1/evaluate/flags/{key}", "POST /ofrep/v1/evaluate/flags", "GET /ofrep/v1/configuration",
         "GET /ui", "GET /ui/{file}", "POST /ui/session", "GET /ui/session", "DELETE /ui/session", "POST /v1/ui/links",
     ]
@@ -123,10 +123,15 @@ import Testing
             let takesJSON = operation.requestMediaTypes.contains("application/json")
             #expect(operation.hasBody == !operation.requestMediaTypes.isEmpty, "\(name): a request body names its media types")
             if takesJSON || checksAParameter { #expect(operation.statuses.contains(400), "\(name) takes input but documents no 400") }
-            if operation.hasBody { #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413") }
+            // A sync stream answers 200 at once: what its exchanges meet (too large, a full disk)
+            // is said in their frames.
+            let answersInFrames = operation.path == "/v1/sync:stream"
+            if operation.hasBody, !answersInFrames {
+                #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413")
+            }
             if operation.method != "GET" {
                 #expect(operation.statuses.contains(503), "\(name) writes but documents no 503 (shutting down)")
-                if Self.writesTheStore(operation) {
+                if Self.writesTheStore(operation), !answersInFrames {
                     #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
                 }
             }
@@ -340,6 +345,16 @@ import Testing
                     device: "laptop", role: .writer, scope: "/accounts/alice", results: [syncResult], snapshot: snapshot,
                     changes: [syncChange], cursor: 11, more: true, newest: 12)
             ], as: "SyncAnswer")
+        try checkEvery([SyncStreamRequest(id: 1, request: syncRequest)], as: "SyncStreamRequest")
+        try checkEvery(
+            [
+                SyncStreamAnswer(
+                    id: 1,
+                    answer: SyncAnswer(
+                        device: "laptop", role: .writer, scope: "/accounts/alice", results: [], snapshot: nil, changes: [], cursor: 11,
+                        newest: 11)),
+                SyncStreamAnswer(id: nil, error: PrefsError(.invalidRequest, "Why.")),
+            ], as: "SyncStreamAnswer")
         let winner = SyncConflict.Side(value: ["a", "b"], device: "phone", stamp: stamp, revision: 9, sequence: 12)
         let loser = SyncConflict.Side(value: nil, device: "laptop", stamp: stamp, sequence: 3)
         try checkEvery([winner, loser, SyncConflict.Side(value: nil)], as: "Side")
@@ -1406,6 +1421,29 @@ extension OpenAPIContractTests {
             Probe(
                 "POST", "/v1/sync:now", query: [("timeout", "601")], route: .replica, expect: 400, code: "invalid_request",
                 "a timeout beyond ten minutes"),
+            Probe(
+                "POST", "/v1/sync:stream",
+                body: #"{"id": 1, "request": {"cursor": 0}}"# + "\n" + #"{"id": 2, "request": {"cursor": 0, "mutations": [{"seq": 9, "key": "synced.key", "scope": "/accounts/alice", "value": 3, "base": 0, "stamp": "1795858491299.0@"}]}}"# + "\n",
+                route: .bearer(laptop), expect: 200, "a device's stream: two exchanges, answered by number, and the end",
+                check: { body in
+                    let frames = String(decoding: body, as: UTF8.self).split(separator: "\n").map {
+                        try? WireJSON.decode(SyncStreamAnswer.self, from: Data($0.utf8))
+                    }
+                    #expect(Set(frames.map { $0?.id }) == [1, 2], "\(String(decoding: body, as: UTF8.self))")
+                    #expect(frames.allSatisfy { $0?.answer != nil })
+                }),
+            Probe(
+                "POST", "/v1/sync:stream", body: "not a frame\n", route: .bearer(laptop), expect: 200,
+                "a frame that is not one: the stream's last frame says why",
+                check: { body in
+                    let last = try? WireJSON.decode(SyncStreamAnswer.self, from: body)
+                    #expect(last?.id == nil && last?.error?.code == "invalid_json")
+                }),
+            Probe(
+                "POST", "/v1/sync:stream", headers: [("Content-Encoding", "gzip")], body: "", route: .bearer(laptop), expect: 400,
+                code: "invalid_request", "frames in a coding it does not take"),
+            Probe(
+                "POST", "/v1/sync:stream", body: "", expect: 403, code: "forbidden", "no named token: the socket's owner"),
         ]
     }
 
@@ -1438,7 +1476,8 @@ extension OpenAPIContractTests {
         case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
         case ("path", "revision"): .refused(value: "x", code: "invalid_request")
         case ("query", "loser"): .refused(value: "-1", code: "invalid_request")
-        case ("header", "If-None-Match"), ("path", "file"): .freeText
+        case ("header", "Content-Encoding"): .refused(value: "gzip", code: "invalid_request")
+        case ("header", "If-None-Match"), ("path", "file"), ("header", "Accept-Encoding"): .freeText
         case ("query", "prefix"), ("query", "account"), ("query", "thread"), ("query", "alt"), ("path", "thread"), ("query", "author"),
             ("header", "User-Agent"):
             .freeText

@@ -14,8 +14,8 @@ final class TCPConnection {
         socket = try RawSocket(tcpPort: port)
     }
 
-    /// Sends a request and reads its whole answer (`Content-Length` framed); the connection stays
-    /// open. Status 0 if the daemon closed the connection instead of answering.
+    /// Sends a request and reads its whole answer (`Content-Length` framed, or chunked); the
+    /// connection stays open. Status 0 if the daemon closed the connection instead of answering.
     func request(
         _ method: String, _ target: String, token: String?, body: String? = nil, headers: [(String, String)] = []
     ) async -> (status: Int, body: String) {
@@ -50,11 +50,38 @@ final class TCPConnection {
             return Int(parts[1].trimmingCharacters(in: .whitespaces))
         }.first ?? 0
         var rest = Data(pending[headEnd.upperBound...])
+        if head.lowercased().contains("\r\ntransfer-encoding: chunked") {
+            pending = rest
+            return (status, String(decoding: await readChunks(), as: UTF8.self))
+        }
         while rest.count < length {
             guard case .data(let data) = await socket.receive() else { break }
             rest.append(data)
         }
         pending = rest.count > length ? Data(rest[length...]) : Data()
         return (status, String(decoding: rest.prefix(length), as: UTF8.self))
+    }
+
+    /// A chunked body from ``pending`` on, to its last chunk; what follows stays pending.
+    private func readChunks() async -> Data {
+        var body = Data()
+        let lineEnd = Data("\r\n".utf8)
+        while true {
+            while pending.range(of: lineEnd) == nil {
+                guard case .data(let data) = await socket.receive() else { return body }
+                pending.append(data)
+            }
+            let sizeEnd = pending.range(of: lineEnd)!
+            let size = Int(String(decoding: pending[..<sizeEnd.lowerBound], as: UTF8.self), radix: 16) ?? 0
+            // The chunk and its line end (for the last, the empty trailer's).
+            let needed = sizeEnd.upperBound - pending.startIndex + size + 2
+            while pending.count < needed {
+                guard case .data(let data) = await socket.receive() else { return body }
+                pending.append(data)
+            }
+            body.append(pending[sizeEnd.upperBound..<(sizeEnd.upperBound + size)])
+            pending = Data(pending.dropFirst(needed))
+            if size == 0 { return body }
+        }
     }
 }
