@@ -31,16 +31,20 @@ final class SyncBench {
     private(set) var replicas: [String: (store: EmbeddedStore, transport: DirectUpstream)] = [:]
     let time = SimulatedTime(1_800_000_000_000)
 
-    init() async throws {
+    /// A bench whose upstream keeps `upstreamRetains` changes in its log (the configuration's
+    /// default if nil): a short log lets a test compact changes away.
+    init(upstreamRetains: Int? = nil) async throws {
         folder = FileManager.default.temporaryDirectory.appending(path: "prefs-sync-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        upstream = try Self.open(folder.appending(path: "upstream.sqlite").path, upstream: nil, clock: time.wallClock(skew: 0))
+        upstream = try Self.open(
+            folder.appending(path: "upstream.sqlite").path, upstream: nil, clock: time.wallClock(skew: 0), retainChanges: upstreamRetains)
     }
 
-    static func open(_ path: String, upstream: String?, clock: WallClock) throws -> EmbeddedStore {
+    static func open(_ path: String, upstream: String?, clock: WallClock, retainChanges: Int? = nil) throws -> EmbeddedStore {
         var configuration = StoreConfiguration.forTests()
         configuration.durability = .normal
         configuration.upstream = upstream
+        if let retainChanges { configuration.retainChanges = retainChanges }
         return try EmbeddedStore(
             storage: SQLiteStorage(path: path, durability: .normal), configuration: configuration, wallClock: clock)
     }

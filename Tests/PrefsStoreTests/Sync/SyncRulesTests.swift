@@ -2,6 +2,7 @@ import Foundation
 import PrefsEngine
 import PrefsKit
 import PrefsStore
+import Synchronization
 import Testing
 
 /// Sync's rules, each on a small scene: an upstream and two replicas in one process, exchanging
@@ -199,6 +200,37 @@ struct SyncRulesTests {
         try await bench.syncAll()
         #expect(try await again.resolve("density", scope: Self.alice).value == "cosy")
         _ = laptop
+        await bench.close()
+    }
+
+    @Test("a deletion compacted out of the upstream's log still beats an older offline edit pushed late")
+    func compactedDeletionStaysDeleted() async throws {
+        // A log of 4 changes: a few writes compact the deletion away.
+        let bench = try await SyncBench(upstreamRetains: 4)
+        let phone = try await bench.replica("phone")
+        _ = try await bench.upstream.set("density", to: "compact", scope: Self.alice)
+        try await bench.sync("phone")
+        // The phone, offline, edits the density; a minute later the upstream deletes it.
+        bench.replicas["phone"]!.transport.online.withLock { $0 = false }
+        try await phone.set("density", to: "roomy", scope: Self.alice)
+        bench.time.advance(by: 60_000)
+        _ = try await bench.upstream.reset("density", scope: Self.alice, recursive: false)
+        let deletion = bench.upstream.committedRevision
+        for index in 0..<8 {
+            _ = try await bench.upstream.set(try KeyName("filler.k\(index)"), to: .integer(Int64(index)), scope: Self.alice, ifRevision: nil)
+        }
+        let page = try await bench.upstream.storage.changeLog(after: 0, through: bench.upstream.committedRevision, limit: 100)
+        try #require(!page.changes.contains { $0.event.revision == deletion }, "the deletion is compacted away")
+        // The phone comes back: its edit, older than the deletion, must lose to it as it does
+        // while the log still holds the deletion (deletedValuesStayDeleted).
+        bench.replicas["phone"]!.transport.online.withLock { $0 = true }
+        try await bench.sync("phone")
+        try await bench.syncAll()
+        for store in [bench.upstream, phone] {
+            #expect(try await store.resolve("density", scope: Self.alice).source == .none)
+        }
+        let conflict = try #require(try await bench.upstream.conflicts(ConflictQuery(key: "density")).first)
+        #expect(conflict.winner.value == nil && conflict.losers.first?.value == "roomy" && conflict.losers.first?.device == "phone")
         await bench.close()
     }
 

@@ -90,6 +90,12 @@ final class SyncSimulation {
         var key: String
         var scope: ScopePath
         var value: JSONValue?
+        /// The value it was based on: the upstream's entry as the device last took it in.
+        var baseValue: JSONValue?
+        /// Whether it only fills what is absent (made before the device's first snapshot).
+        var ifAbsent: Bool
+        /// The device's cursor when it wrote: it had taken in every upstream change up to it.
+        var cursor: Revision
     }
 
     let seed: UInt64
@@ -110,6 +116,15 @@ final class SyncSimulation {
     private(set) var resnapshots = 0
     /// What happened, step by step, to read when a schedule fails.
     private(set) var trace: [String] = []
+    /// Every set and reset of a simulated key the upstream committed, in order, read from its
+    /// log as each was committed — before compaction can drop it (``recordUpstreamChanges()``).
+    private(set) var upstreamChanges: [LoggedChange] = []
+    /// The upstream revision ``upstreamChanges`` is read up to.
+    private var recordedThrough: Revision = 0
+    /// Whether ``upstreamChanges`` holds every set and reset: false once one exchange made more
+    /// changes than the upstream's log keeps (an outbox long offline, pushed at once), and
+    /// compaction dropped some before the simulation could read them.
+    private(set) var upstreamChangesComplete = true
 
     init(seed: UInt64) throws {
         self.seed = seed
@@ -128,6 +143,7 @@ final class SyncSimulation {
         var schemas: [String: PreferenceSchema] = [:]
         for (key, text) in Self.schemas { schemas[key] = try JSONDecoder().decode(PreferenceSchema.self, from: Data(text.utf8)) }
         _ = try await upstream.register(schemas: schemas)
+        try await recordUpstreamChanges()
         let count = Int.random(in: 3...5, using: &random)
         for index in 0..<count {
             let name = "device\(index)"
@@ -209,7 +225,8 @@ final class SyncSimulation {
     private func localWrite() async throws {
         guard let index = running().randomElement(using: &random), let store = devices[index].store else { return }
         let (key, scope) = randomEntry()
-        let reset = Int.random(in: 0..<5, using: &random) == 0
+        // One write in three deletes: deletions must meet edits often, online and offline.
+        let reset = Int.random(in: 0..<3, using: &random) == 0
         let value: JSONValue? = reset ? JSONValue?.none : randomValue(for: key)
         let before = store.replicaStatus?.outbox ?? 0
         trace.append("\(step) \(devices[index].name) writes \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
@@ -227,20 +244,50 @@ final class SyncSimulation {
         guard let status = store.replicaStatus, status.outbox > before,
             let last = store.syncRequest(pushing: true)?.mutations.last
         else { return }
-        acknowledged.append(Acknowledged(device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value))
+        acknowledged.append(
+            Acknowledged(
+                device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value, baseValue: last.baseValue,
+                ifAbsent: last.ifAbsent == true, cursor: status.cursor))
         trace.append("\(step) \(devices[index].name) wrote #\(last.seq) \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
     }
 
+    /// The upstream writes directly: a set, or (one in three) a reset — mostly of an entry it
+    /// holds, so that deletions remove values devices hold, edit offline, or have yet to push.
     private func upstreamWrite() async throws {
-        let (key, scope) = randomEntry()
-        if Int.random(in: 0..<4, using: &random) == 0 {
+        var (key, scope) = randomEntry()
+        if Int.random(in: 0..<3, using: &random) == 0 {
+            let held = try await upstream.dump(scope: "/").values.filter { Self.schemas[$0.key] != nil }
+                .sorted { ($0.key, $0.scope) < ($1.key, $1.scope) }
+            if Int.random(in: 0..<4, using: &random) > 0, let entry = held.randomElement(using: &random) {
+                (key, scope) = (entry.key, entry.scope)
+            }
             _ = try await upstream.reset(try KeyName(key), scope: scope, recursive: false, ifRevision: nil)
-            trace.append("\(step) upstream reset \(key)@\(scope.path)")
+            trace.append("\(step) upstream reset \(key)@\(scope.path) at \(upstream.committedRevision)")
         } else {
             let value = randomValue(for: key)
             _ = try await upstream.set(try KeyName(key), to: value, scope: scope, ifRevision: nil)
-            trace.append("\(step) upstream set \(key)@\(scope.path)=\(value.canonicalText)")
+            trace.append("\(step) upstream set \(key)@\(scope.path)=\(value.canonicalText) at \(upstream.committedRevision)")
         }
+        try await recordUpstreamChanges()
+    }
+
+    /// Appends to ``upstreamChanges`` the sets and resets of simulated keys the upstream
+    /// committed since it last read; notes if compaction dropped any of them first (the log
+    /// keeps 40 changes, and the simulation reads it after every change it makes upstream).
+    private func recordUpstreamChanges() async throws {
+        let through = upstream.committedRevision
+        guard through > recordedThrough else { return }
+        let page = try await upstream.storage.changeLog(after: recordedThrough, through: through, limit: Int(through - recordedThrough))
+        let revisions = page.changes.map(\.event.revision)
+        if revisions != Array(recordedThrough + 1...through) {
+            upstreamChangesComplete = false
+            trace.append("\(step) the upstream's log dropped changes after \(recordedThrough) before the simulation read them")
+        }
+        upstreamChanges += page.changes.filter { change in
+            (change.event.kind == .set || change.event.kind == .reset) && change.event.scope != nil
+                && Self.schemas[change.event.key ?? ""] != nil
+        }
+        recordedThrough = through
     }
 
     private func sendExchange() async throws {
@@ -301,6 +348,7 @@ final class SyncSimulation {
     private func serve(_ request: SyncRequest, from device: Device) async throws -> SyncAnswer? {
         let grant = AccessGrant(token: device.name, role: .writer, scope: Self.reach)
         let answer = try await upstream.exchange(request, grant: grant, context: WriteContext())
+        try await recordUpstreamChanges()
         for result in answer.results { outcomes["\(device.name)#\(result.seq)", default: []].append(result) }
         if answer.snapshot != nil, request.cursor != 0 { resnapshots += 1 }
         trace.append("\(step) upstream served \(device.name): \(answer.results.map { "#\($0.seq) \($0.outcome)" })")
