@@ -30,17 +30,23 @@ extension WriteBatch {
         throw PrefsError(.forbidden, "A replica takes its \(what) from its upstream: change it there.")
     }
 
-    /// Adds a local change of `key` at `scope` (nil: a reset) to the outbox, based on the
-    /// upstream's entry as last taken in; on a store that is not a replica, or for what the
+    /// Adds a local change of `key` at `scope` (nil: a reset) to the outbox, made where the
+    /// replica showed `shown` (nil: nothing); on a store that is not a replica, or for what the
     /// upstream sent, nothing.
-    func pushLater(_ key: String, at scope: ScopePath, value: JSONValue?) throws {
+    ///
+    /// Its base is how far the replica had seen the entry when the change was made: every change
+    /// up to its cursor (or up to the entry's revision it knows, if that is later — its own change,
+    /// answered). The upstream applies the change if the entry has not changed since, and
+    /// otherwise resolves it against the entry's last change — a deletion too, by its stamp. Its
+    /// base value is what the replica showed, its own changes not yet answered included: what a
+    /// `union` change added and removed is measured from what the person saw.
+    func pushLater(_ key: String, at scope: ScopePath, value: JSONValue?, shown: JSONValue?) throws {
         // In place: a copy of the batch's changes would copy its outbox entries at every write.
         guard replica != nil, context.sync == nil else { return }
         let base = syncBase(of: SyncEntry(key: key, scope: scope))
         let mutation = SyncRequest.Mutation(
-            // No value upstream is based on no entry (0), whichever reset removed it.
             seq: replica!.record.nextSequence, key: key, scope: scope, value: value,
-            base: base?.value == nil ? 0 : base!.revision, baseValue: base?.value,
+            base: max(replica!.record.cursor, base?.revision ?? 0), baseValue: shown,
             stamp: replica!.clock.stamp(now: Int64(time * 1000)), ifAbsent: replica!.record.snapshotTaken ? nil : true,
             author: context.origin.author?.name, reason: context.origin.reason)
         try connection.appendOutbox(mutation)

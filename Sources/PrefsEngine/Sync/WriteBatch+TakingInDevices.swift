@@ -27,18 +27,26 @@ extension WriteBatch {
         let latestAccepted = Int64(time * 1000) + Self.toleratedSkew
         for mutation in mutations {
             let entry = SyncEntry(key: mutation.key, scope: mutation.scope)
-            guard mutation.seq > applied else {
-                results.append(result(mutation, .duplicate, entry: entry))
-                continue
+            var taken: SyncAnswer.Result
+            if mutation.seq > applied {
+                applied = mutation.seq
+                var stamp = mutation.stamp.clamped(toAtMost: latestAccepted)
+                stamp.device = device
+                var origin = requestContext.origin
+                origin.author = ChangeAuthor(name: "token:\(device)", agent: mutation.author, host: origin.author?.host)
+                origin.reason = mutation.reason
+                context = WriteContext(origin: origin, sync: .device(stamp))
+                taken = try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry)
+            } else {
+                taken = result(mutation, .duplicate, entry: entry)
             }
-            applied = mutation.seq
-            var stamp = mutation.stamp.clamped(toAtMost: latestAccepted)
-            stamp.device = device
-            var origin = requestContext.origin
-            origin.author = ChangeAuthor(name: "token:\(device)", agent: mutation.author, host: origin.author?.host)
-            origin.reason = mutation.reason
-            context = WriteContext(origin: origin, sync: .device(stamp))
-            results.append(try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry))
+            // Of an entry beyond its reach the device learns nothing: only that its change did not
+            // go (and so it drops its own copy).
+            if !reach.contains(entry.scope), !entry.scope.contains(reach) {
+                taken.revision = 0
+                taken.value = nil
+            }
+            results.append(taken)
         }
         try connection.storeAppliedSequence(applied, ofDevice: device)
         return (results, conflictRules)
@@ -59,19 +67,27 @@ extension WriteBatch {
             return try refuse(mutation, stamped: stamp, entry: entry, because: error)
         }
         let current = state(of: mutation.key)?.values[mutation.scope]
-        let currentRevision = current?.revision ?? 0
-        if mutation.ifAbsent == true {
-            guard current == nil else {
-                let detail = "It was made before the device's first sync, so it fills only what is absent."
-                return try recordLoss(mutation, stamped: stamp, entry: entry, rule: .init(.upstream), detail: detail)
-            }
-            return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+        // A change made before the device's first sync fills only what is absent (and meets a
+        // deletion as any change does, below).
+        if mutation.ifAbsent == true, current != nil {
+            let detail = "It was made before the device's first sync, so it fills only what is absent."
+            return try recordLoss(mutation, stamped: stamp, entry: entry, rule: .init(.upstream), detail: detail)
         }
-        if mutation.base == currentRevision {
-            return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+        // The device had seen every change of the entry up to its base. A value stored at or
+        // before it is unchanged since; no value is unchanged unless a deletion came after it.
+        let last: LoggedChange?
+        if let current {
+            guard current.revision > mutation.base else {
+                return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+            }
+            last = try connection.lastChange(of: mutation.key, at: mutation.scope, after: current.revision - 1)
+        } else {
+            last = try connection.lastChange(of: mutation.key, at: mutation.scope, after: mutation.base)
+            guard last != nil else {
+                return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)
+            }
         }
         // The entry changed since the device's base: by whom, and when?
-        let last = try connection.lastChange(of: mutation.key, at: mutation.scope, after: current.map { $0.revision - 1 } ?? mutation.base)
         if let lastStamp = last?.stamp, lastStamp.device == device {
             // The device's own change, taken in after its base: this one follows it.
             return try applyOrRefuse(mutation, value: mutation.value, name: name, stamped: stamp, entry: entry, outcome: .applied)

@@ -22,7 +22,7 @@ extension WriteBatch {
             state.values[scope] = StoredValue(value: value, revision: revision)
         }
         try connection.upsertValue(key: key, scope: scope, value: value, revision: revision)
-        try pushLater(key, at: scope, value: value)
+        try pushLater(key, at: scope, value: value, shown: state?.values[scope]?.value)
         return revision
     }
 
@@ -40,7 +40,7 @@ extension WriteBatch {
                 oldRevision: state?.values[target]?.revision
             ) { state, _ in state.values[target] = nil }
             try connection.deleteValue(key: key, scope: target)
-            try pushLater(key, at: target, value: nil)
+            try pushLater(key, at: target, value: nil, shown: state?.values[target]?.value)
         }
         return targets.count
     }

@@ -17,10 +17,15 @@ public struct SyncRequest: Codable, Sendable, Hashable {
         public var scope: ScopePath
         /// The value set; nil for a reset.
         public var value: JSONValue?
-        /// The upstream revision of the entry at ``key`` and ``scope`` the change was based on
-        /// (0: no entry).
+        /// The upstream revision the change was based on: the device had taken in every change
+        /// of the entry at ``key`` and ``scope`` up to it (its cursor, or the entry's revision
+        /// it knows if later; 0: none). The upstream applies the change when the entry has not
+        /// changed since, and resolves it by the key's rule against the entry's last change —
+        /// a value or a deletion — when it has.
         public var base: Revision
-        /// The entry's value at ``base`` (nil: none), for rules that merge (`union`).
+        /// The value the device showed at the entry when the change was made (nil: none) — the
+        /// upstream's as last taken in, or the device's own change not yet answered — for rules
+        /// that merge (`union`: what the change added and removed is measured from it).
         public var baseValue: JSONValue?
         /// When the change was made, by the device's hybrid logical clock (its device part is
         /// left empty: the upstream fills in the token's name).

@@ -90,8 +90,9 @@ final class SyncSimulation {
         var key: String
         var scope: ScopePath
         var value: JSONValue?
-        /// The value it was based on: the upstream's entry as the device last took it in.
-        var baseValue: JSONValue?
+        /// The value the device showed at the entry when it wrote (its own changes not yet
+        /// pushed included): what a person saw and edited.
+        var held: JSONValue?
         /// Whether it only fills what is absent (made before the device's first snapshot).
         var ifAbsent: Bool
         /// The device's cursor when it wrote: it had taken in every upstream change up to it.
@@ -229,6 +230,9 @@ final class SyncSimulation {
         let reset = Int.random(in: 0..<3, using: &random) == 0
         let value: JSONValue? = reset ? JSONValue?.none : randomValue(for: key)
         let before = store.replicaStatus?.outbox ?? 0
+        // What the device showed at the entry itself (not inherited) when it wrote.
+        let shown = try await store.resolve(key, scope: scope)
+        let held = shown.source == .scope(scope) ? shown.value : nil
         trace.append("\(step) \(devices[index].name) writes \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
         do {
             if let value {
@@ -246,7 +250,7 @@ final class SyncSimulation {
         else { return }
         acknowledged.append(
             Acknowledged(
-                device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value, baseValue: last.baseValue,
+                device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value, held: held,
                 ifAbsent: last.ifAbsent == true, cursor: status.cursor))
         trace.append("\(step) \(devices[index].name) wrote #\(last.seq) \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
     }

@@ -159,7 +159,8 @@ struct SyncSimulationTests {
     ///    key's rule: `lww`, `W`'s stamp is later than `D`'s (a direct upstream change's stamp is
     ///    its time, as the upstream's sync reads it); `upstream`, never (the upstream's entry
     ///    wins); `max` and `min`, always (a value wins over none); `union`, every element of `v`
-    ///    was added by `W` (not in its base value) or held by the upstream's entry `W` met.
+    ///    was added by `W` (not shown at the entry on the device when it wrote) or held by the
+    ///    upstream's entry `W` met.
     ///
     /// A schedule whose records are not complete (``SyncSimulation/upstreamChangesComplete``) is
     /// not checked: it counts as unchecked.
@@ -253,7 +254,9 @@ struct SyncSimulationTests {
             break
         case .union:
             let met = before.last?.event.kind == .set ? before.last?.event.value : nil
-            let resurrected = elements(final.event.value).filter { elements(write.baseValue).contains($0) && !elements(met).contains($0) }
+            // An element the device showed when it wrote, not one it added, stays only if the
+            // entry it met still held it.
+            let resurrected = elements(final.event.value).filter { elements(write.held).contains($0) && !elements(met).contains($0) }
             if !resurrected.isEmpty { return ["\(unseen), brought back \(resurrected.sorted()), which it merely held"] }
         }
         return []
