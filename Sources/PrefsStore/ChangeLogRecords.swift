@@ -60,18 +60,23 @@ enum ChangeLogRecords {
     /// Drops the rows before `oldest` but those that set an entry stored now, and records `oldest`
     /// as the oldest kept in full and `newest` as the newest revision then (the state row is
     /// written only when the log is compacted). For each key, scope and kind among the rows it
-    /// drops, it first records the newest revision dropped (`compacted_entry`, keeping the
-    /// highest), so that a reader can tell whether what it follows lost a change.
+    /// drops, it first records the newest row dropped — its revision, stamp and time
+    /// (`compacted_entry`, unless a newer one is there) — so that a reader can tell whether what
+    /// it follows lost a change, and sync can still resolve against a dropped reset.
     static func compact(_ db: Database, keepingFrom oldest: Revision, newest: Revision) throws {
         try db.cachedStatement(sql: "UPDATE change_log_state SET current_revision = ?, oldest_revision = ?")
             .execute(arguments: [newest, oldest])
+        // With max() the only aggregate, SQLite takes the bare columns (stamp, created_at) from
+        // the row of the highest revision.
         try db.cachedStatement(
             sql: """
-                INSERT INTO compacted_entry (key, scope, kind, revision)
-                SELECT key, ifnull(scope, ''), kind, max(revision) FROM change
+                INSERT INTO compacted_entry (key, scope, kind, revision, stamp, time)
+                SELECT key, ifnull(scope, ''), kind, max(revision), stamp, created_at FROM change
                 WHERE revision < ? AND key IS NOT NULL AND revision NOT IN (\(storedRevisions))
                 GROUP BY key, ifnull(scope, ''), kind
-                ON CONFLICT (key, scope, kind) DO UPDATE SET revision = max(revision, excluded.revision)
+                ON CONFLICT (key, scope, kind) DO UPDATE
+                SET revision = excluded.revision, stamp = excluded.stamp, time = excluded.time
+                WHERE excluded.revision > compacted_entry.revision
                 """
         ).execute(arguments: [oldest])
         try db.cachedStatement(
@@ -153,15 +158,36 @@ enum ChangeLogRecords {
     }
 
     /// The newest `set` or `reset` of `key` at `scope` after `revision`, as the transaction sees
-    /// the log; nil if there is none. No index serves it but the primary key's: the log is read
-    /// from its newest end down to `revision`.
+    /// the log, else the newest one compaction dropped (``compactedChange(_:of:at:after:)``); nil
+    /// if there is none. No index serves it but the primary key's: the log is read from its
+    /// newest end down to `revision`.
     static func lastChange(_ db: Database, of key: String, at scope: ScopePath, after revision: Revision) throws -> LoggedChange? {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT \(ChangeLogFilter.columns) FROM change
                 WHERE revision > ? AND key = ? AND scope = ? AND kind IN ('set', 'reset') ORDER BY revision DESC LIMIT 1
                 """)
-        return try Row.fetchOne(statement, arguments: [revision, key, scope.path]).map(loggedChange)
+        if let logged = try Row.fetchOne(statement, arguments: [revision, key, scope.path]) { return try loggedChange(logged) }
+        return try compactedChange(db, of: key, at: scope, after: revision)
+    }
+
+    /// The newest `set` or `reset` of `key` at `scope` after `revision` that compaction dropped,
+    /// from `compacted_entry` (no value); nil if none, or if it was dropped before the table kept
+    /// times (migration 0005).
+    private static func compactedChange(_ db: Database, of key: String, at scope: ScopePath, after revision: Revision) throws
+        -> LoggedChange?
+    {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT kind, revision, time, stamp FROM compacted_entry
+                WHERE key = ? AND scope = ? AND kind IN ('set', 'reset') AND revision > ? AND time IS NOT NULL
+                ORDER BY revision DESC LIMIT 1
+                """)
+        return try Row.fetchOne(statement, arguments: [key, scope.path, revision]).map { row in
+            LoggedChange(
+                compacted: ChangeEvent.Kind(rawValue: row[0]), key: key, scope: scope, revision: row[1], time: row[2],
+                stamp: try (row[3] as String?).map { try SyncStamp(stored: $0) })
+        }
     }
 
     /// A row of ``ChangeLogFilter/columns`` as a logged change.

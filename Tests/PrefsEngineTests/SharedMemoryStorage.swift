@@ -24,9 +24,9 @@ final class SharedMemoryStorage: PrefsStorage {
         /// The oldest revision the change log holds in full: compaction drops the rows before it
         /// but those that set a value stored now.
         var oldestRevision: Revision = 1
-        /// What compaction dropped: the newest revision dropped of each key, scope (nil: a
-        /// schema's) and kind, as `compacted_entry` keeps it.
-        var compacted: [CompactedEntry: Revision] = [:]
+        /// What compaction dropped: the newest row dropped of each key, scope (nil: a schema's)
+        /// and kind, as `compacted_entry` keeps its revision, time and stamp.
+        var compacted: [CompactedEntry: LoggedChange] = [:]
         /// Named tokens, by name.
         var tokens: [String: StoredToken] = [:]
         /// Outcomes of idempotent requests, by key.
@@ -141,7 +141,7 @@ final class SharedMemoryStorage: PrefsStorage {
     func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
         database.withLock { database in
             database.compacted.filter { Self.selects(filter, key: $0.key.key, scope: $0.key.scope, kind: $0.key.kind) }
-                .values.max() ?? 0
+                .values.map(\.event.revision).max() ?? 0
         }
     }
 

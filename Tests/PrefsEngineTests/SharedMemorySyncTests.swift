@@ -4,8 +4,8 @@ import PrefsKit
 import Testing
 
 /// Sync's rows in the in-memory storage the engine tests share, held to what the SQL storages do:
-/// a rebased batch's conflict moves with its change, and the replica's rows come back in the
-/// snapshot.
+/// a rebased batch's conflict moves with its change, a reset compaction dropped is still the
+/// entry's last change, and the replica's rows come back in the snapshot.
 @Suite("The in-memory storage's sync rows")
 struct SharedMemorySyncTests {
     @Test("A batch rebased past other writers' changes moves its conflict, and the revisions its sides name that it made")
@@ -41,6 +41,31 @@ struct SharedMemorySyncTests {
         let last = try storage.withWriter { try $0.lastChange(of: "k", at: .root, after: 0) }
         #expect(last?.event.revision == 3 && last?.stamp == phone)
         #expect(try storage.withWriter { try $0.appliedSequence(ofDevice: "phone") } == 4)
+    }
+
+    @Test("lastChange falls back to the newest set or reset compaction dropped, with its stamp and time; the log's rows come first")
+    func lastChangeOfACompactedEntry() throws {
+        let storage = SharedMemoryStorage()
+        let phone = SyncStamp(milliseconds: 5, counter: 0, device: "phone")
+        let laptop = SyncStamp(milliseconds: 7, counter: 0, device: "laptop")
+        func change(_ revision: Revision, _ kind: ChangeEvent.Kind, value: JSONValue? = nil, stamp: SyncStamp?) -> LoggedChange {
+            LoggedChange(
+                event: ChangeEvent(revision: revision, kind: kind, key: "k", scope: .root, value: value), time: Double(revision),
+                stamp: stamp)
+        }
+        let last = try storage.withWriter { connection in
+            guard case .shared(let transactions) = connection.transactions else { throw SharedMemoryWriteConnection.Unsupported() }
+            _ = try transactions.begin(after: 0, optimistic: true)
+            try connection.appendChange(change(1, .set, value: 1, stamp: phone))
+            try connection.appendChange(change(2, .reset, stamp: phone))
+            try connection.appendChange(change(3, .reset, stamp: laptop))
+            try connection.compactChangeLog(keepingFrom: 4, newestRevision: 3)
+            #expect(try connection.lastChange(of: "k", at: .root, after: 0) == change(3, .reset, stamp: laptop), "the batch's own row")
+            _ = try transactions.commit(newestRevision: 3, following: 0, keysRead: .some([]))
+            return try connection.lastChange(of: "k", at: .root, after: 0)
+        }
+        #expect(last == LoggedChange(compacted: .reset, key: "k", scope: .root, revision: 3, time: 3, stamp: laptop))
+        #expect(try storage.withWriter { try $0.lastChange(of: "k", at: .root, after: 3) } == nil)
     }
 
     @Test("The replica's record, outbox in sequence order and bases come back in the snapshot; a rolled-back batch leaves none")

@@ -89,7 +89,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                     for change in database.log where dropped(change) {
                         guard let key = change.event.key else { continue }
                         let entry = SharedMemoryStorage.CompactedEntry(key: key, scope: change.event.scope, kind: change.event.kind)
-                        database.compacted[entry] = max(database.compacted[entry] ?? 0, change.event.revision)
+                        if change.event.revision > database.compacted[entry]?.event.revision ?? 0 { database.compacted[entry] = change }
                     }
                     database.log.removeAll(where: dropped)
                     database.oldestRevision = oldest
@@ -198,14 +198,23 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
         pending.append(.appliedSequence(device: device, sequence))
     }
 
-    /// The batch's own newest change of the entry, else the log's.
+    /// The batch's own newest change of the entry, else the log's, else the newest one compaction
+    /// dropped (its kind, revision, time and stamp, as `compacted_entry` keeps them).
     func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange? {
         func matches(_ change: LoggedChange) -> Bool {
             change.event.revision > after && change.event.key == key && change.event.scope == scope
                 && (change.event.kind == .set || change.event.kind == .reset)
         }
         for case .change(let change) in pending.reversed() where matches(change) { return change }
-        return storage.database.withLock { database in database.log.last(where: matches) }
+        return storage.database.withLock { database in
+            if let logged = database.log.last(where: matches) { return logged }
+            let dropped = [ChangeEvent.Kind.set, .reset]
+                .compactMap { database.compacted[SharedMemoryStorage.CompactedEntry(key: key, scope: scope, kind: $0)] }
+                .filter(matches).max { $0.event.revision < $1.event.revision }
+            return dropped.map {
+                LoggedChange(compacted: $0.event.kind, key: key, scope: scope, revision: $0.event.revision, time: $0.time, stamp: $0.stamp)
+            }
+        }
     }
 
     func insertConflict(_ conflict: SyncConflict) throws {

@@ -2,13 +2,14 @@ import Foundation
 import PostgresNIO
 import PrefsEngine
 import PrefsKit
-import PrefsPostgres
+@testable import PrefsPostgres
 import TestHarness
 import Testing
 
 /// What compacting the log dropped, on PostgreSQL: `prefsd_write`'s compaction records, for each
-/// key, scope and kind among the rows it drops, the newest revision dropped (`compacted_entry`),
-/// in the statement that drops them; the storage reads it back through a filter's conditions.
+/// key, scope and kind among the rows it drops, the newest revision dropped with its stamp and time
+/// (`compacted_entry`), in the statement that drops them; the storage reads it back through a
+/// filter's conditions and by `lastChange`.
 @Suite("PostgreSQL: what compaction dropped", .enabled(if: PostgresTestDatabase.isEnabled), .timeLimit(.minutes(5)))
 struct PostgresCompactedEntryTests {
     typealias Rows = PostgresSyncStorageTests
@@ -102,6 +103,110 @@ struct PostgresCompactedEntryTests {
                     ])
                 #expect(try await newest(ChangeLogFilter(reach: "/accounts/carol", kinds: [.set])) == 10)
                 #expect(try await newest(ChangeLogFilter(key: "a", subtree: "/accounts")) == 9)
+            }
+        }
+    }
+
+    /// The rows of `compacted_entry` with their stamps and times, as `key|scope|kind|revision|stamp|time`,
+    /// by kind.
+    static func stampedMarks(_ database: PostgresTestDatabase) async throws -> [String] {
+        try await database.connection { connection, logger in
+            var marks: [String] = []
+            for try await (key, scope, kind, revision, stamp, time) in try await connection.query(
+                "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry ORDER BY kind COLLATE \"C\"", logger: logger
+            ).decode((String, String, String, Int64, String?, Double?).self) {
+                marks.append("\(key)|\(scope)|\(kind)|\(revision)|\(stamp ?? "")|\(time.map { String(Int64($0)) } ?? "")")
+            }
+            return marks
+        }
+    }
+
+    /// What a host's writer finds as the last change of `k` at `scope` after `after`, in a batch
+    /// it rolls back.
+    static func lastChange(_ storage: PostgresStorage, at scope: ScopePath, after: Revision, base: Revision) async throws
+        -> LoggedChange?
+    {
+        try await Rows.onWriter(storage) { connection, transactions in
+            _ = try transactions.begin(after: base, optimistic: true)
+            defer { connection.rollback() }
+            return try connection.lastChange(of: "k", at: scope, after: after)
+        }
+    }
+
+    @Test("lastChange falls back to the newest set or reset compaction dropped, with its stamp and time; the log's rows come first")
+    func lastChangeOfACompactedEntry() async throws {
+        // Revisions 1 to 6 of `k`: at /a a set and a reset by the phone, a set made here, a reset
+        // by the laptop (all dropped by a compaction from 7); at /b a set by the phone, stored now
+        // (kept). `other` at /a is stored too.
+        let changes = [
+            Rows.change(1, .set, scope: "/a", value: 1, stamp: Rows.phone),
+            Rows.change(2, .reset, scope: "/a", stamp: Rows.phone),
+            Rows.change(3, .set, scope: "/a", value: 3),
+            Rows.change(4, .reset, scope: "/a", stamp: Rows.laptop),
+            Rows.change(5, .set, scope: "/b", value: 5, stamp: Rows.phone),
+            Rows.change(6, .set, key: "other", scope: "/a", value: 6),
+        ]
+        try await withPostgresDatabase { database in
+            try await Rows.withStorage(database) { storage in
+                try await Rows.batch(storage, after: 0, newestRevision: 6) { connection in
+                    for change in changes { try connection.appendChange(change) }
+                    try connection.upsertValue(key: "k", scope: "/b", value: 5, revision: 5)
+                    try connection.upsertValue(key: "other", scope: "/a", value: 6, revision: 6)
+                    try connection.compactChangeLog(keepingFrom: 7, newestRevision: 6)
+                    #expect(try connection.lastChange(of: "k", at: "/a", after: 0) == changes[3], "the batch's own row, not sent yet")
+                }
+                #expect(
+                    try await Self.stampedMarks(database) == ["k|/a|reset|4|\(Rows.laptop)|1800000004", "k|/a|set|3||1800000003"],
+                    "the newest dropped row's stamp and time, of each kind")
+                #expect(
+                    try await Self.lastChange(storage, at: "/a", after: 0, base: 6)
+                        == LoggedChange(compacted: .reset, key: "k", scope: "/a", revision: 4, time: 1_800_000_004, stamp: Rows.laptop))
+                #expect(try await Self.lastChange(storage, at: "/a", after: 3, base: 6)?.event.revision == 4)
+                #expect(try await Self.lastChange(storage, at: "/a", after: 4, base: 6) == nil, "nothing after it")
+                #expect(try await Self.lastChange(storage, at: "/", after: 0, base: 6) == nil)
+                #expect(try await Self.lastChange(storage, at: "/b", after: 0, base: 6) == changes[4], "the log's row, whole")
+
+                try await Rows.batch(storage, after: 6, newestRevision: 7) { connection in
+                    try connection.upsertValue(key: "k", scope: "/a", value: 7, revision: 7)
+                    try connection.appendChange(Rows.change(7, .set, scope: "/a", value: 7, stamp: Rows.phone))
+                }
+                #expect(
+                    try await Self.lastChange(storage, at: "/a", after: 0, base: 7)
+                        == Rows.change(7, .set, scope: "/a", value: 7, stamp: Rows.phone))
+                // A reset made here, dropped by the next compaction: newer, it replaces the laptop's.
+                try await Rows.batch(storage, after: 7, newestRevision: 8) { connection in
+                    try connection.deleteValue(key: "k", scope: "/a")
+                    try connection.appendChange(Rows.change(8, .reset, scope: "/a"))
+                    try connection.compactChangeLog(keepingFrom: 9, newestRevision: 8)
+                }
+                #expect(
+                    try await Self.stampedMarks(database) == ["k|/a|reset|8||1800000008", "k|/a|set|7|\(Rows.phone)|1800000007"])
+                #expect(
+                    try await Self.lastChange(storage, at: "/a", after: 0, base: 8)
+                        == LoggedChange(compacted: .reset, key: "k", scope: "/a", revision: 8, time: 1_800_000_008, stamp: nil))
+            }
+        }
+    }
+
+    @Test("Migration 0005 gives compacted_entry's rows no stamp and no time; lastChange does not use them; compaction fills them")
+    func migrationKeepsOlderMarksWithoutTimes() async throws {
+        try await withPostgresDatabase { database in
+            try await database.connection { connection, logger in
+                try await PostgresMigrator.migrate(
+                    connection, location: PostgresLocation(url: database.url), logger: logger, upTo: "0004_sync")
+                try await connection.query(
+                    "INSERT INTO compacted_entry (key, scope, kind, revision) VALUES ('k', '/a', 'reset', 2)", logger: logger)
+            }
+            try await Rows.withStorage(database) { storage in
+                #expect(try await Self.stampedMarks(database) == ["k|/a|reset|2||"])
+                #expect(try await Self.lastChange(storage, at: "/a", after: 0, base: 0) == nil)
+                #expect(try await storage.newestCompactedAway(matching: ChangeLogFilter(key: "k")) == 2, "still a mark")
+                try await Rows.batch(storage, after: 0, newestRevision: 3) { connection in
+                    try connection.appendChange(Rows.change(3, .reset, scope: "/a", stamp: Rows.phone))
+                    try connection.compactChangeLog(keepingFrom: 4, newestRevision: 3)
+                }
+                #expect(
+                    try await Self.stampedMarks(database) == ["k|/a|reset|3|\(Rows.phone)|1800000003"], "prefsd_write as 0005 has it")
             }
         }
     }

@@ -1,12 +1,13 @@
 import Foundation
+import GRDB
 import PrefsEngine
 import PrefsKit
 @testable import PrefsStore
 import Testing
 
 /// What compacting the log dropped, in a SQLite file: for each key, scope and kind among the rows
-/// dropped, the newest revision dropped (`compacted_entry`), written in the compaction's
-/// transaction and read back through a filter's conditions.
+/// dropped, the newest revision dropped with its stamp and time (`compacted_entry`), written in the
+/// compaction's transaction and read back through a filter's conditions and by `lastChange`.
 @Suite("Store: what compaction dropped")
 struct CompactedEntryTests {
     typealias Rows = SyncStorageTests
@@ -86,6 +87,82 @@ struct CompactedEntryTests {
         try await Rows.withStorage(folder) { storage in
             let newest = try await storage.newestCompactedAway(matching: ChangeLogFilter(key: "b"))
             #expect(newest == 10, "after the store is opened again")
+        }
+    }
+
+    /// Revisions 1 to 6 of `k`: at /a a set and a reset by the phone, a set made here, a reset by
+    /// the laptop (all dropped by a compaction from 7); at /b a set by the phone, stored now (kept).
+    /// `other` at /a is stored too.
+    static let entryChanges = [
+        Rows.change(1, .set, scope: "/a", value: 1, stamp: Rows.phone),
+        Rows.change(2, .reset, scope: "/a", stamp: Rows.phone),
+        Rows.change(3, .set, scope: "/a", value: 3),
+        Rows.change(4, .reset, scope: "/a", stamp: Rows.laptop),
+        Rows.change(5, .set, scope: "/b", value: 5, stamp: Rows.phone),
+        Rows.change(6, .set, key: "other", scope: "/a", value: 6),
+    ]
+
+    @Test("lastChange falls back to the newest set or reset compaction dropped, with its stamp and time; the log's rows come first")
+    func lastChangeOfACompactedEntry() async throws {
+        let folder = try makeFolder()
+        defer { removeFolder(folder) }
+        let database = folder.appending(path: "prefs.sqlite").path
+        try await Rows.withStorage(folder) { storage in
+            try Rows.transaction(storage) { connection in
+                for change in Self.entryChanges { try connection.appendChange(change) }
+                try connection.upsertValue(key: "k", scope: "/b", value: 5, revision: 5)
+                try connection.upsertValue(key: "other", scope: "/a", value: 6, revision: 6)
+                try connection.compactChangeLog(keepingFrom: 7, newestRevision: 6)
+            }
+            #expect(
+                try await sqlite3(database, "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry ORDER BY kind")
+                    == "k|/a|reset|4|\(Rows.laptop)|1800000004.0\nk|/a|set|3||1800000003.0",
+                "the newest dropped row's stamp and time, of each kind")
+            try Rows.transaction(storage) { connection in
+                #expect(
+                    try connection.lastChange(of: "k", at: "/a", after: 0)
+                        == LoggedChange(compacted: .reset, key: "k", scope: "/a", revision: 4, time: 1_800_000_004, stamp: Rows.laptop))
+                #expect(try connection.lastChange(of: "k", at: "/a", after: 3)?.event.revision == 4)
+                #expect(try connection.lastChange(of: "k", at: "/a", after: 4) == nil, "nothing after it")
+                #expect(try connection.lastChange(of: "k", at: "/", after: 0) == nil)
+                #expect(try connection.lastChange(of: "k", at: "/b", after: 0) == Self.entryChanges[4], "the log's row, whole")
+                try connection.upsertValue(key: "k", scope: "/a", value: 7, revision: 7)
+                try connection.appendChange(Rows.change(7, .set, scope: "/a", value: 7, stamp: Rows.phone))
+                #expect(
+                    try connection.lastChange(of: "k", at: "/a", after: 0) == Rows.change(7, .set, scope: "/a", value: 7, stamp: Rows.phone))
+            }
+            // A reset made here, dropped by the next compaction: newer, it replaces the laptop's.
+            try Rows.transaction(storage) { connection in
+                try connection.deleteValue(key: "k", scope: "/a")
+                try connection.appendChange(Rows.change(8, .reset, scope: "/a"))
+                try connection.compactChangeLog(keepingFrom: 9, newestRevision: 8)
+            }
+            #expect(
+                try await sqlite3(database, "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry ORDER BY kind")
+                    == "k|/a|reset|8||1800000008.0\nk|/a|set|7|\(Rows.phone)|1800000007.0")
+            let last = try Rows.transaction(storage) { try $0.lastChange(of: "k", at: "/a", after: 0) }
+            #expect(last == LoggedChange(compacted: .reset, key: "k", scope: "/a", revision: 8, time: 1_800_000_008, stamp: nil))
+        }
+    }
+
+    @Test("Migration 0005 gives compacted_entry's rows no stamp and no time; lastChange does not use them")
+    func migrationKeepsOlderMarksWithoutTimes() async throws {
+        let folder = try makeFolder()
+        defer { removeFolder(folder) }
+        let database = folder.appending(path: "prefs.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: database)
+            try StoreDatabase.migrator.migrate(queue, upTo: "0004_sync")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO compacted_entry (key, scope, kind, revision) VALUES ('k', '/a', 'reset', 2)")
+            }
+            try queue.close()
+        }
+        try await Rows.withStorage(folder) { storage in
+            let marks = try await sqlite3(database, "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry")
+            #expect(marks == "k|/a|reset|2||")
+            #expect(try Rows.transaction(storage) { try $0.lastChange(of: "k", at: "/a", after: 0) } == nil)
+            #expect(try await storage.newestCompactedAway(matching: ChangeLogFilter(key: "k")) == 2, "still a mark")
         }
     }
 }

@@ -36,3 +36,11 @@ package struct LoggedChange: Sendable, Hashable {
         self.stamp = stamp
     }
 }
+
+extension LoggedChange {
+    /// The newest dropped change of an entry, as `compacted_entry` keeps it: its kind, revision,
+    /// time and stamp (``WriteConnection/lastChange(of:at:after:)``'s fallback), without a value.
+    package init(compacted kind: ChangeEvent.Kind, key: String, scope: ScopePath, revision: Revision, time: Double, stamp: SyncStamp?) {
+        self.init(event: ChangeEvent(revision: revision, kind: kind, key: key, scope: scope), time: time, stamp: stamp)
+    }
+}

@@ -92,6 +92,12 @@ package protocol WriteConnection {
     func storeAppliedSequence(_ sequence: Int64, ofDevice device: String) throws
     /// The newest `set` or `reset` of `key` at `scope` after revision `after` that the log holds,
     /// as this transaction sees it (with its ``LoggedChange/stamp``); nil if there is none.
+    ///
+    /// When the log holds none, the newest one compaction dropped after `after` (from
+    /// `compacted_entry`: its kind, revision, time and stamp, no value) — so that a reset of an
+    /// entry absent now still counts. Dropped rows are always older than the rows the log keeps
+    /// of the entry, so only a log with nothing newer falls back. Rows compacted before migration
+    /// 0005 kept no time, and are not used.
     func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange?
     /// Stores a conflict sync resolved, under the revision of its `conflict` change (which
     /// moves with the batch's revisions, like the change's row, where the storage commits the

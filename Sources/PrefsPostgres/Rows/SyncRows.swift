@@ -37,6 +37,25 @@ enum SyncRows {
         """
     }
 
+    /// The newest `set` or `reset` of `key` at `scope` after `revision` that compaction dropped
+    /// (`compacted_entry`), unless it was dropped before the table kept times (migration 0005).
+    static func compactedChange(of key: String, at scope: ScopePath, after revision: Revision) -> PostgresQuery {
+        """
+        SELECT kind, revision, time, stamp FROM compacted_entry
+        WHERE key = \(key) AND scope = \(scope.path) AND kind IN ('set', 'reset') AND revision > \(revision) AND time IS NOT NULL
+        ORDER BY revision DESC LIMIT 1
+        """
+    }
+
+    /// A row of ``compactedChange(of:at:after:)``, of `key` at `scope`, as a change without a value.
+    static func compactedChange(_ row: PostgresRow, of key: String, at scope: ScopePath) throws -> LoggedChange {
+        let row = row.makeRandomAccess()
+        return LoggedChange(
+            compacted: ChangeEvent.Kind(rawValue: try row["kind"].decode(String.self)), key: key, scope: scope,
+            revision: try row["revision"].decode(Int64.self), time: try row["time"].decode(Double.self),
+            stamp: try row["stamp"].decode(String?.self).map { try SyncStamp(stored: $0) })
+    }
+
     /// The conflicts `query` selects.
     static func conflictsQuery(_ query: ConflictQuery) -> PostgresQuery {
         let (sql, parameters) = query.sql(.postgres)

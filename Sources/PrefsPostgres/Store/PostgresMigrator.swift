@@ -11,11 +11,14 @@ enum PostgresMigrator {
     /// The advisory lock migrations take (an arbitrary constant: "prefsd" in ASCII).
     static let lockKey: Int64 = 0x7072_6566_7364
 
-    /// Applies the missing migrations on `connection`.
-    static func migrate(_ connection: PostgresConnection, location: PostgresLocation, logger: Logger) async throws {
+    /// Applies the missing migrations on `connection` — up to the one named `last` and no further,
+    /// if given (as GRDB's `migrate(_:upTo:)`: a test's database of an earlier schema).
+    static func migrate(_ connection: PostgresConnection, location: PostgresLocation, logger: Logger, upTo last: String? = nil)
+        async throws
+    {
         try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger)
         do {
-            try await migrateLocked(connection, location: location, logger: logger)
+            try await migrateLocked(connection, location: location, logger: logger, upTo: last)
             try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
         } catch {
             _ = try? await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger)
@@ -23,7 +26,9 @@ enum PostgresMigrator {
         }
     }
 
-    private static func migrateLocked(_ connection: PostgresConnection, location: PostgresLocation, logger: Logger) async throws {
+    private static func migrateLocked(_ connection: PostgresConnection, location: PostgresLocation, logger: Logger, upTo last: String?)
+        async throws
+    {
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS prefsd_migration (
@@ -44,7 +49,7 @@ enum PostgresMigrator {
                 "The database \(location) was written by a newer prefsd (it has migrations "
                     + "\(unknown.sorted().joined(separator: ", ")) that this build does not know); prefsd did not touch it. Upgrade prefsd.")
         }
-        for (identifier, sql) in EmbeddedMigrations.postgres where !applied.contains(identifier) {
+        for (identifier, sql) in EmbeddedMigrations.postgres where !applied.contains(identifier) && last.map({ identifier <= $0 }) ?? true {
             try await connection.query("BEGIN", logger: logger)
             do {
                 for statement in statements(of: sql) {

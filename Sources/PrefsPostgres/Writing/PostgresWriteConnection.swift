@@ -360,11 +360,14 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
 
     /// The batch's own newest change of the entry, if it made one (its log entries wait to be
     /// sent); else the log's, as the batch's transaction — or, without one, the database now —
-    /// sees it.
+    /// sees it; else the newest one compaction dropped (a compaction the batch asked for runs as
+    /// it commits: until then the log still holds its rows).
     func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange? {
         if let own = pending.lastChange(of: key, at: scope, after: after) { return try own.loggedChange() }
         let rows = try onNewConnectionIfLost { try run(SyncRows.lastChange(of: key, at: scope, after: after)) }
-        return try rows.first.map { try ChangeRow($0.makeRandomAccess(), whole: true).loggedChange() }
+        if let logged = rows.first { return try ChangeRow(logged.makeRandomAccess(), whole: true).loggedChange() }
+        let compacted = try onNewConnectionIfLost { try run(SyncRows.compactedChange(of: key, at: scope, after: after)) }
+        return try compacted.first.map { try SyncRows.compactedChange($0, of: key, at: scope) }
     }
 
     /// Waits with the batch's rows: written as it commits, under the conflict's revision moved as
