@@ -38,7 +38,7 @@ extension WriteBatch {
                 context = WriteContext(origin: origin, sync: .device(stamp))
                 taken = try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry)
             } else {
-                taken = result(mutation, .duplicate, entry: entry)
+                taken = try result(mutation, .duplicate, entry: entry)
             }
             // Of an entry beyond its reach the device learns nothing: only that its change did not
             // go (and so it drops its own copy).
@@ -99,7 +99,7 @@ extension WriteBatch {
             upstream: .init(value: current?.value, stamp: upstreamStamp ?? SyncStamp(milliseconds: 0, counter: 0, device: "")),
             device: .init(value: mutation.value, stamp: stamp))
         guard resolution.upstreamLost || resolution.deviceLost else {
-            return result(mutation, .applied, entry: entry)
+            return try result(mutation, .applied, entry: entry)
         }
         if resolution.upstreamLost {
             if resolution.outcome == .merged { context.sync = nil }
@@ -123,7 +123,7 @@ extension WriteBatch {
             entry: entry, rule: .init(rule),
             winner: .init(value: resolution.value, device: winnerDevice.flatMap { $0.isEmpty ? nil : $0 }, stamp: winnerStamp),
             losers: losers, detail: nil)
-        return result(mutation, .resolved, entry: entry, conflict: conflict)
+        return try result(mutation, .resolved, entry: entry, conflict: conflict)
     }
 
     /// Applies `value` (nil: a reset) as the device's change; refuses it, recording it as a
@@ -137,7 +137,7 @@ extension WriteBatch {
         } catch let error as PrefsError {
             return try refuse(mutation, stamped: stamp, entry: entry, because: error)
         }
-        return result(mutation, outcome, entry: entry)
+        return try result(mutation, outcome, entry: entry)
     }
 
     /// Sets `value` at `scope`, or resets it there when nil.
@@ -166,7 +166,7 @@ extension WriteBatch {
         let conflict = try recordConflict(
             entry: entry, rule: rule, winner: .init(value: current?.value, revision: current?.revision),
             losers: [.init(value: mutation.value, device: stamp.device, stamp: stamp, sequence: mutation.seq)], detail: detail)
-        return result(mutation, .resolved, entry: entry, conflict: conflict)
+        return try result(mutation, .resolved, entry: entry, conflict: conflict)
     }
 
     /// Records a conflict: a `conflict` change in the log, and its row. Returns its revision.
@@ -186,14 +186,17 @@ extension WriteBatch {
         return conflict.revision
     }
 
-    /// What became of `mutation`: the entry as the batch leaves it.
+    /// What became of `mutation`: the entry as the batch leaves it — its value and revision, or,
+    /// with no value, the revision of the deletion that removed it (0 if it never had one), so
+    /// that a device can order what it hears of the entry, however late an answer comes.
     private func result(
         _ mutation: SyncRequest.Mutation, _ outcome: SyncAnswer.Result.Outcome, entry: SyncEntry, conflict: Revision? = nil
-    ) -> SyncAnswer.Result {
+    ) throws -> SyncAnswer.Result {
         let stored = state(of: entry.key)?.values[entry.scope]
+        let revision = try stored?.revision ?? connection.lastChange(of: entry.key, at: entry.scope, after: 0)?.event.revision ?? 0
         return SyncAnswer.Result(
-            seq: mutation.seq, outcome: outcome, key: entry.key, scope: entry.scope, revision: stored?.revision ?? 0,
-            value: stored?.value, conflict: conflict)
+            seq: mutation.seq, outcome: outcome, key: entry.key, scope: entry.scope, revision: revision, value: stored?.value,
+            conflict: conflict)
     }
 }
 

@@ -25,7 +25,8 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
         public var key: String
         /// The entry's scope.
         public var scope: ScopePath
-        /// The upstream revision of the entry now (0: no entry).
+        /// The upstream revision of the entry now: of its value, or of the deletion that removed
+        /// it (0: it never had one, or it is beyond the device's reach).
         public var revision: Revision
         /// The entry's value now; nil: none.
         public var value: JSONValue?
