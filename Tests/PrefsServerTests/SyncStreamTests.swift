@@ -211,15 +211,22 @@ import Testing
         }
     }
 
+    /// A stream of device `laptop` of `store`, snapshot taken (exchange 1), with a long poll
+    /// (exchange 2) under way or about to be.
+    static func longPolling(_ store: EmbeddedStore) async throws -> OpenStream {
+        let (_, tcp) = SyncEndpointsTests.apis(store)
+        let secret = try await store.createToken(named: "laptop", role: .writer, scope: Self.alice).secret
+        var stream = await Self.open(tcp, bearer: secret)
+        stream.send(1, #"{"cursor": 0}"#)
+        let cursor = try #require(await stream.answers.next()?.answer?.cursor)
+        stream.send(2, #"{"cursor": \#(cursor), "wait": 30000}"#)
+        return stream
+    }
+
     @Test func aRevokedTokensLongPollEndsTheStream() async throws {
         try await withStore(try EmbeddedStore.temporary()) { store in
-            let (_, tcp) = SyncEndpointsTests.apis(store)
-            let secret = try await store.createToken(named: "laptop", role: .writer, scope: Self.alice).secret
-            var stream = await Self.open(tcp, bearer: secret)
-            stream.send(1, #"{"cursor": 0}"#)
-            let cursor = try #require(await stream.answers.next()?.answer?.cursor)
-            stream.send(2, #"{"cursor": \#(cursor), "wait": 30000}"#)
-            try await Task.sleep(for: .milliseconds(50))
+            var stream = try await Self.longPolling(store)
+            // Whether the long poll waits already or is yet to start, it finds the token gone.
             try await store.revokeToken(named: "laptop")
             let last = try #require(await stream.answers.next())
             #expect(last.id == 2 && last.error?.code == "unauthorized")
@@ -230,12 +237,7 @@ import Testing
 
     @Test func theEngineStoppingEndsTheStream() async throws {
         let store = try EmbeddedStore.temporary()
-        let (_, tcp) = SyncEndpointsTests.apis(store)
-        let secret = try await store.createToken(named: "laptop", role: .writer, scope: Self.alice).secret
-        var stream = await Self.open(tcp, bearer: secret)
-        stream.send(1, #"{"cursor": 0}"#)
-        let cursor = try #require(await stream.answers.next()?.answer?.cursor)
-        stream.send(2, #"{"cursor": \#(cursor), "wait": 30000}"#)
+        var stream = try await Self.longPolling(store)
         await store.close()
         // The long poll answers as the engine stops (or is ended with the stream), then the end.
         while let frame = try await stream.answers.next() { #expect(frame.id == 2) }

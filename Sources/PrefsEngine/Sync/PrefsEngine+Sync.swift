@@ -43,6 +43,10 @@ extension PrefsEngine {
             results = taken
             for result in results { metrics.syncMutations[result.outcome]?.increment() }
             for rule in rules { metrics.syncConflicts[rule.rawValue]?.increment() }
+            // Devices that come back online together push side by side: the answer waits until
+            // the writes queued beside this one have committed (an empty request at the end of
+            // the queue), so that each device's first answer brings the others' changes.
+            try await write(WriteContext()) { _ in }
         }
         // A long poll only when there is nothing to answer with yet.
         let wait = results.isEmpty ? max(0, request.wait ?? 0) : 0
@@ -235,7 +239,14 @@ extension PrefsEngine {
     @discardableResult
     package func exchange(through transport: any SyncTransport, pushing: Bool, wait: Int?) async -> Bool {
         guard let replica else { return false }
-        if pushing { await replica.pushTurns.take() }
+        if pushing {
+            await replica.pushTurns.take()
+        } else if wait != nil {
+            // A long poll waits for the push under way, whose answer brings what it would: sent
+            // beside it, it would carry the same changes again (as a separate answer).
+            await replica.pushTurns.take()
+            replica.pushTurns.give()
+        }
         defer { if pushing { replica.pushTurns.give() } }
         let request = replica.request(pushing: pushing, wait: wait)
         let outcome: Result<SyncAnswer, any Error>
