@@ -37,16 +37,18 @@ extension WriteBatch {
     /// Its base is how far the replica had seen the entry when the change was made: every change
     /// up to its cursor (or up to the entry's revision it knows, if that is later — its own change,
     /// answered). The upstream applies the change if the entry has not changed since, and
-    /// otherwise resolves it against the entry's last change — a deletion too, by its stamp. Its
-    /// base value is what the replica showed, its own changes not yet answered included: what a
-    /// `union` change added and removed is measured from what the person saw.
+    /// otherwise resolves it against the entry's last change — a deletion too, by its stamp. For
+    /// a `union` key, its base value is what the replica showed, its own changes not yet answered
+    /// included: what the change added and removed is measured from what the person saw (other
+    /// rules need none, and none is stored or sent).
     func pushLater(_ key: String, at scope: ScopePath, value: JSONValue?, shown: JSONValue?) throws {
         // In place: a copy of the batch's changes would copy its outbox entries at every write.
         guard replica != nil, context.sync == nil else { return }
         let base = syncBase(of: SyncEntry(key: key, scope: scope))
         let mutation = SyncRequest.Mutation(
             seq: replica!.record.nextSequence, key: key, scope: scope, value: value,
-            base: max(replica!.record.cursor, base?.revision ?? 0), baseValue: shown,
+            base: max(replica!.record.cursor, base?.revision ?? 0),
+            baseValue: state(of: key)?.schema?.merge == .union ? shown : nil,
             stamp: replica!.clock.stamp(now: Int64(time * 1000)), ifAbsent: replica!.record.snapshotTaken ? nil : true,
             author: context.origin.author?.name, reason: context.origin.reason)
         try connection.appendOutbox(mutation)
