@@ -148,7 +148,8 @@ extension PrefsEngine {
     }
 
     /// Returns once a change after `revision` is taken in, at `deadline`, or once the daemon
-    /// starts to stop (``endWatches()``).
+    /// starts to stop (``endWatches()``); throws `CancellationError` once the task is cancelled
+    /// (a device's stream gone), so that its long poll ends rather than looking again.
     private func waitForChange(after revision: Revision, until deadline: ClockDeadline) async throws {
         let (intake, hub) = (intake, hub)
         await deadline.race {
@@ -159,6 +160,7 @@ extension PrefsEngine {
                 group.cancelAll()
             }
         }
+        try Task.checkCancellation()
         try ensureOpen()
     }
 

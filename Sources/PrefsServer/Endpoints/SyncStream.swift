@@ -19,13 +19,14 @@ import Synchronization
 /// flushed; with `deflate` in `Accept-Encoding` the answer's are too — what a frame repeats of
 /// the frames before it costs a few bytes, so a change crosses the wire in a few dozen.
 ///
-/// The stream ends when the device ends its body (once the exchanges under way are answered),
-/// when the connection goes, when the engine starts to stop, after a frame that cannot be read
-/// (a last frame without a number says why), and when the device's token is revoked (the
+/// The stream ends when the device ends its body (once the exchanges under way are answered; a
+/// long poll then ends unanswered), when the connection goes, when the engine starts to stop,
+/// after a frame that cannot be read (a last frame without a number says why), and when the
+/// device's token is revoked (the
 /// exchange that finds it so answers `unauthorized`, and is the last).
 struct SyncStream: Sendable {
-    /// How many exchanges of one stream may be under way at once: a device runs a pusher and a
-    /// long poll, and a `sync:now` beside them.
+    /// How many long polls of one stream, and how many other exchanges, may be under way at
+    /// once: a device runs a pusher and a long poll, and a `sync:now` beside them.
     static let exchangesAtOnce = 8
 
     private let engine: any EngineServing
@@ -93,39 +94,45 @@ struct SyncStream: Sendable {
         output.finish()
     }
 
-    /// Serves the frames as they arrive, at most ``exchangesAtOnce`` at once; returns once the
-    /// body has ended and its exchanges are answered, or the stream has ended.
+    /// Serves the frames as they arrive, at most ``exchangesAtOnce`` long polls and as many other
+    /// exchanges at once; returns once the body has ended and its exchanges are answered — but
+    /// for long polls, which end then unanswered (the device has stopped listening for them) —
+    /// or once the stream has ended.
     private func readFrames(sender: Sender) async {
-        await withTaskGroup(of: Void.self) { exchanges in
-            var underWay = 0
-            var reader = FrameReader(deflated: inflates, limit: frameLimit)
-            do {
-                for try await piece in frames {
-                    for frame in try reader.frames(in: piece) {
-                        let exchange: SyncStreamRequest
-                        do {
-                            exchange = try JSONCoding.decode(
-                                SyncStreamRequest.self, from: ByteBuffer(bytes: frame),
-                                what: "a sync stream's frame ({\"id\", \"request\": {\"cursor\", \"mutations\", \"wait\"}})")
-                        } catch {
-                            return sender.end(with: API.prefsError(for: error))
+        await withTaskGroup(of: Void.self) { polls in
+            await withTaskGroup(of: Void.self) { others in
+                var (pollsUnderWay, othersUnderWay) = (0, 0)
+                var reader = FrameReader(deflated: inflates, limit: frameLimit)
+                do {
+                    for try await piece in frames {
+                        for frame in try reader.frames(in: piece) {
+                            let exchange: SyncStreamRequest
+                            do {
+                                exchange = try JSONCoding.decode(
+                                    SyncStreamRequest.self, from: ByteBuffer(bytes: frame),
+                                    what: "a sync stream's frame ({\"id\", \"request\": {\"cursor\", \"mutations\", \"wait\"}})")
+                            } catch {
+                                return sender.end(with: API.prefsError(for: error))
+                            }
+                            if (exchange.request.wait ?? 0) > 0 {
+                                if pollsUnderWay == Self.exchangesAtOnce { await polls.next() } else { pollsUnderWay += 1 }
+                                polls.addTask { await serve(exchange, sender: sender) }
+                            } else {
+                                if othersUnderWay == Self.exchangesAtOnce { await others.next() } else { othersUnderWay += 1 }
+                                others.addTask { await serve(exchange, sender: sender) }
+                            }
                         }
-                        if underWay == Self.exchangesAtOnce {
-                            await exchanges.next()
-                            underWay -= 1
-                        }
-                        underWay += 1
-                        exchanges.addTask { await serve(exchange, sender: sender) }
                     }
+                    if reader.hasPartialFrame {
+                        sender.end(with: PrefsError(.invalidRequest, "The sync stream's body ended inside a frame."))
+                    }
+                } catch {
+                    // A body that could not be read: the connection went, or its bytes were no frames.
+                    sender.end(with: API.prefsError(for: error))
                 }
-                if reader.hasPartialFrame {
-                    sender.end(with: PrefsError(.invalidRequest, "The sync stream's body ended inside a frame."))
-                }
-            } catch {
-                // A body that could not be read: the connection went, or its bytes were no frames.
-                sender.end(with: API.prefsError(for: error))
+                await others.waitForAll()
             }
-            await exchanges.waitForAll()
+            polls.cancelAll()
         }
     }
 

@@ -61,6 +61,8 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var closesWhenIdle = false
     /// The write of the last answer's end, which closing waits for.
     private var lastEnd: EventLoopFuture<Void>?
+    /// Whether the client has closed its sending side.
+    private var inputClosed = false
 
     /// Answers what `api` answers.
     init(api: API) {
@@ -96,8 +98,9 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             body = .dropped
             answer(.answer(.error(API.prefsError(for: error))), context: context)
         case .streamed(let source):
-            // The upload fails with it, and its endpoint answers.
+            // The upload fails with it, and its endpoint answers; nothing after it can be framed.
             body = .dropped
+            closesAfterAnswer = true
             source.finish(error)
         case .dropped, nil:
             // Answered already: nothing after it can be framed.
@@ -108,12 +111,20 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         let isInputClosed = if case .some(.inputClosed) = event as? ChannelEvent { true } else { false }
         guard isInputClosed || event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        if isInputClosed { inputClosed = true }
         if let feed {
             // The client has gone: its watch ends now. (At shutdown, the engine ends watches, and
             // the connection closes after the last event.)
             guard isInputClosed else { return }
             feed.end()
             return context.close(promise: nil)
+        }
+        if isInputClosed, case .streamed(let source) = body {
+            // The client stopped sending before its body's end: the body fails (what reads it —
+            // an upload, a sync stream — ends), and the connection closes after the answer.
+            body = .dropped
+            closesAfterAnswer = true
+            source.finish(PrefsError(.invalidRequest, "The connection's input closed before the request's body ended."))
         }
         closesWhenIdle = true
         closeIfIdle(context: context)
@@ -292,10 +303,15 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         guard !closesAfterAnswer else {
             // Nothing more is answered: the sending side closes once the answer is written, and
             // the rest once the client closes its own (closing at once would reset the connection
-            // if the client's bytes are still unread, and the answer could be lost with them).
+            // if the client's bytes are still unread, and the answer could be lost with them) —
+            // at once if it has. A body still coming is no longer read for anyone.
             waiting.removeAll()
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            end.whenComplete { _ in bound.value.close(mode: .output).whenFailure { _ in bound.value.close(promise: nil) } }
+            body = nil
+            let (bound, whole) = (NIOLoopBound(context, eventLoop: context.eventLoop), inputClosed)
+            end.whenComplete { _ in
+                if whole { return bound.value.close(promise: nil) }
+                bound.value.close(mode: .output).whenFailure { _ in bound.value.close(promise: nil) }
+            }
             return
         }
         if body == nil { takeUpWaiting(context: context) }

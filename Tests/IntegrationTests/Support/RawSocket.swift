@@ -51,7 +51,7 @@ final class RawSocket: Sendable {
     }
 
     /// What one read gives.
-    enum Received {
+    enum Received: Equatable {
         case data(Data)
         case closed
         case timedOut

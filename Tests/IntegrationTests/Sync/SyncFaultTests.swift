@@ -99,6 +99,31 @@ struct SyncFaultTests {
         await upstream.expectCleanStop()
     }
 
+    @Test("a sync stream whose device stops sending mid-body, or ends its body under a long poll, ends then and closes; the upstream stops cleanly")
+    func aStreamEndsWithItsBody() async throws {
+        let (upstream, port) = try await SyncTests.upstream()
+        let secret = try await SyncTests.deviceToken("laptop", on: upstream)
+        for endsBody in [false, true] {
+            let socket = try RawSocket(tcpPort: port)
+            // A snapshot, then a long poll of 30 s: longer than two of the socket's 10 s reads.
+            let frames = #"{"id":1,"request":{"cursor":0}}"# + "\n" + #"{"id":2,"request":{"cursor":1,"wait":30000}}"# + "\n"
+            socket.send(
+                "POST /v1/sync:stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(secret)\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + String(frames.utf8.count, radix: 16) + "\r\n" + frames + "\r\n")
+            let opened = await socket.read(until: #""id":1"#)
+            #expect(opened.hasPrefix("HTTP/1.1 200 OK"), "\(opened)")
+            if endsBody { socket.send("0\r\n\r\n") }
+            socket.shutdownSending()
+            let rest = await socket.readToEnd()
+            // Closed by the upstream, not silent until the long poll's end.
+            #expect(await socket.receive() == .closed, "\(endsBody): \(rest)")
+            #expect(rest.hasSuffix("0\r\n\r\n"), "the answer ends whole: \(rest)")
+            #expect(!rest.contains(#""id":2"#), "the long poll ends unanswered: \(rest)")
+            if !endsBody { #expect(rest.contains(#""code":"invalid_request""#), "a body cut short says so: \(rest)") }
+        }
+        await upstream.expectCleanStop()
+    }
+
     @Test("a device killed as its push is answered pushes again when it restarts, and the change is applied once")
     func aDeviceKilledMidPushAppliesOnce() async throws {
         let (upstream, port) = try await SyncTests.upstream()
