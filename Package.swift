@@ -241,19 +241,22 @@ let package = Package(
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
-                "PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", .product(name: "GRDB", package: "GRDB.swift"),
+                "PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
 
+        // A seeded generator (SplitMix64): the tests' random schedules and the benchmark's drafts
+        // replay exactly from their seeds.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: swiftSettings),
         // Hand-made image headers the tests share.
         .target(name: "SampleImages", path: "Tests/SampleImages", swiftSettings: swiftSettings),
         // What the test targets share to wait without blocking a thread of the concurrency pool:
         // child processes, blocking reads, closing stores.
         .target(
             name: "TestHarness",
-            dependencies: ["PrefsKit", "PrefsStore", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["PrefsKit", "PrefsStore", "SeededRandom", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/TestHarness", swiftSettings: swiftSettings),
 
         .testTarget(name: "PrefsKitTests", dependencies: ["PrefsKit", "SampleImages", "TestHarness"], swiftSettings: swiftSettings),

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The sections of the benchmark, as `--only` names them.
 enum Section: String, CaseIterable, ExpressibleByArgument {
-    case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads, sync
+    case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads, sync, merge
     case writeLoad = "write-load"
     case readLoad = "read-load"
 
@@ -23,6 +23,7 @@ enum Section: String, CaseIterable, ExpressibleByArgument {
         case .ofrep: OFREPSection.self
         case .reads: ReadsSection.self
         case .sync: SyncSection.self
+        case .merge: MergeSection.self
         case .writeLoad, .readLoad: ProfiledLoad.self
         }
     }

@@ -82,21 +82,45 @@ extension ThreeWayMerge {
         merge(base: lines(of: base), ours: lines(of: ours), theirs: lines(of: theirs)).map { $0.joined() }
     }
 
-    /// `text` cut into words and single other characters; joined, they are `text`.
-    static func words(of text: String) -> [Substring] {
-        var pieces: [Substring] = []
-        var start = text.startIndex
-        var inWord = false
-        for index in text.indices {
-            let isWordCharacter = text[index].isLetter || text[index].isNumber
-            if index != start, !(inWord && isWordCharacter) {
-                pieces.append(text[start..<index])
-                start = index
+    /// `text` cut into words and single other characters, the pieces ``mergeText(base:ours:theirs:)``
+    /// merges; joined, they are `text`.
+    ///
+    /// It reads the text's UTF-8 bytes: an ASCII byte followed by another (CR LF aside) is a
+    /// character of its own, told apart by its value; only around other bytes are characters
+    /// (grapheme clusters) and their Unicode properties looked up.
+    package static func words(of text: String) -> [Substring] {
+        var text = text
+        text.makeContiguousUTF8()  // so that its bytes are at hand (the `!` below)
+        return text.utf8.withContiguousStorageIfAvailable { bytes in
+            var pieces: [Substring] = []
+            pieces.reserveCapacity(bytes.count / 3)
+            let index = { (offset: Int) in text.utf8.index(text.startIndex, offsetBy: offset) }
+            var (start, offset, inWord) = (0, 0, false)
+            while offset < bytes.count {
+                let (end, isWordCharacter) = character(at: offset, of: bytes, in: text)
+                if offset != start, !(inWord && isWordCharacter) {
+                    pieces.append(text[index(start)..<index(offset)])
+                    start = offset
+                }
+                (offset, inWord) = (end, isWordCharacter)
             }
-            inWord = isWordCharacter
+            if start < bytes.count { pieces.append(text[index(start)...]) }
+            return pieces
+        }!
+    }
+
+    /// Where the character that starts at byte `offset` of `text` ends, and whether it is a
+    /// letter or a digit.
+    private static func character(
+        at offset: Int, of bytes: UnsafeBufferPointer<UInt8>, in text: String
+    ) -> (end: Int, isWordCharacter: Bool) {
+        let byte = bytes[offset]
+        let next = offset + 1 < bytes.count ? bytes[offset + 1] : 0
+        if byte < 0x80, next < 0x80, !(byte == UInt8(ascii: "\r") && next == UInt8(ascii: "\n")) {
+            return (offset + 1, (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10)
         }
-        if start < text.endIndex { pieces.append(text[start...]) }
-        return pieces
+        let character = text[text.utf8.index(text.startIndex, offsetBy: offset)]
+        return (offset + character.utf8.count, character.isLetter || character.isNumber)
     }
 
     /// `text` cut into lines, each with its line break; joined, they are `text`.

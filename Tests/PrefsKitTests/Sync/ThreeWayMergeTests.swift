@@ -51,6 +51,32 @@ struct ThreeWayMergeTests {
         #expect(ThreeWayMerge.words(of: "").isEmpty)
     }
 
+    /// The pieces, read from the bytes, are those a walk over the text's characters cuts: on
+    /// seeded mixes of ASCII and characters that join what is beside them (combining marks,
+    /// CR LF, emoji sequences, flags).
+    @Test("The pieces are cut where a walk over the characters cuts them", arguments: 0..<4)
+    func piecesByCharacter(batch: Int) {
+        let fragments = [
+            "a", "Z", "9", " ", ",", "\r", "\n", "\r\n", "e\u{301}", "\u{301}", "é", "ß", "٣", "한", "🙂",
+            "👩\u{200D}👩\u{200D}👧", "\u{200D}", "🇫🇷", "🇫", "x\u{20DD}", "\t", "—", "\u{0}",
+        ]
+        for seed in UInt64(batch * 250)..<UInt64(batch * 250 + 250) {
+            var random = SplitMix64(seed: seed)
+            let text = (0..<(1 + random.next() % 40)).map { _ in fragments[Int(random.next() % UInt64(fragments.count))] }.joined()
+            var expected: [Substring] = []
+            var start = text.startIndex
+            for index in text.indices where index != start {
+                let (before, this) = (text[text.index(before: index)], text[index])
+                if !((before.isLetter || before.isNumber) && (this.isLetter || this.isNumber)) {
+                    expected.append(text[start..<index])
+                    start = index
+                }
+            }
+            if start < text.endIndex { expected.append(text[start...]) }
+            #expect(ThreeWayMerge.words(of: text) == expected, "seed \(seed): \(text.unicodeScalars.map { $0.value })")
+        }
+    }
+
     /// `git merge-file` on seeded random line edits: wherever it finds no conflict, the merge by
     /// lines gives the same text. (A failing seed is printed and replays exactly.)
     @Test("By lines, it agrees with git merge-file wherever that finds no conflict", arguments: 0..<16)
