@@ -83,26 +83,9 @@ CREATE TABLE sync_base (
     PRIMARY KEY (key, scope)
 );
 
--- MARK: Compaction
-
--- What compacting the log dropped: for each key, scope ('' for a schema's) and kind among the rows
--- it dropped, the newest revision dropped. Written by the compaction (prefsd_write below), in the
--- statement that drops the rows, keeping the highest. A reader that follows some keys from revision
--- R (a watch resumed, a device's cursor) reads the log after R, then these rows: if none of those
--- it follows is after R, no change it follows was lost, and the log's rows after R (with those kept
--- below its oldest revision) are all of them.
-CREATE TABLE compacted_entry (
-    key      text   NOT NULL,
-    scope    text   NOT NULL,  -- '' for a schema's
-    kind     text   NOT NULL,
-    revision bigint NOT NULL,  -- the newest dropped
-    PRIMARY KEY (key, scope, kind)
-);
-
 -- MARK: Committing
 
--- prefsd_write as 0002 has it, but for the log entries' stamp, and a compaction that records what
--- it drops (compacted_entry).
+-- prefsd_write as 0002 has it, but for the log entries' stamp.
 CREATE OR REPLACE FUNCTION prefsd_write(
     upserted jsonb, deleted jsonb, locked jsonb, unlocked jsonb, registered jsonb, logged jsonb,
     keep_from bigint, newest bigint, start bigint, payload text, shift bigint
@@ -150,19 +133,10 @@ BEGIN
             valid boolean, created_at double precision, author text, agent text, host text, reason text, stamp text);
     END IF;
     IF keep_from > 0 THEN
-        -- What the compaction drops, by key, scope and kind: the newest revision dropped, kept
-        -- with the rows that say what a follower lost (compacted_entry).
-        WITH dropped AS (
-            DELETE FROM change
-            WHERE revision < keep_from
-                AND revision NOT IN (SELECT revision FROM preference UNION ALL SELECT revision FROM preference_lock
-                    UNION ALL SELECT revision FROM preference_schema)
-            RETURNING key, scope, kind, revision)
-        INSERT INTO compacted_entry (key, scope, kind, revision)
-        SELECT d.key, coalesce(d.scope, ''), d.kind, max(d.revision) FROM dropped d
-        WHERE d.key IS NOT NULL
-        GROUP BY d.key, coalesce(d.scope, ''), d.kind
-        ON CONFLICT (key, scope, kind) DO UPDATE SET revision = greatest(compacted_entry.revision, excluded.revision);
+        DELETE FROM change
+        WHERE revision < keep_from
+            AND revision NOT IN (SELECT revision FROM preference UNION ALL SELECT revision FROM preference_lock
+                UNION ALL SELECT revision FROM preference_schema);
     END IF;
     UPDATE change_log_state
     SET newest_revision = newest, oldest_revision = greatest(oldest_revision, keep_from)

@@ -74,19 +74,3 @@ CREATE TABLE sync_base (
     value    TEXT,                  -- canonical JSON; NULL: none
     PRIMARY KEY (key, scope)
 ) WITHOUT ROWID;
-
--- MARK: Compaction
-
--- What compacting the log dropped: for each key, scope ('' for a schema's) and kind among the rows
--- it dropped, the newest revision dropped. Written by the compaction, in its transaction, keeping
--- the highest. A reader that follows some keys from revision R (a watch resumed, a device's
--- cursor) reads the log after R, then these rows: if none of those it follows is after R, no
--- change it follows was lost, and the log's rows after R (with those kept below its oldest
--- revision) are all of them.
-CREATE TABLE compacted_entry (
-    key      TEXT    NOT NULL,
-    scope    TEXT    NOT NULL,  -- '' for a schema's
-    kind     TEXT    NOT NULL,
-    revision INTEGER NOT NULL,  -- the newest dropped
-    PRIMARY KEY (key, scope, kind)
-) WITHOUT ROWID;

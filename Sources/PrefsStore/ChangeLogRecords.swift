@@ -172,15 +172,14 @@ enum ChangeLogRecords {
     }
 
     /// The newest `set` or `reset` of `key` at `scope` after `revision` that compaction dropped,
-    /// from `compacted_entry` (no value); nil if none, or if it was dropped before the table kept
-    /// times (migration 0005).
+    /// from `compacted_entry` (no value); nil if none.
     private static func compactedChange(_ db: Database, of key: String, at scope: ScopePath, after revision: Revision) throws
         -> LoggedChange?
     {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT kind, revision, time, stamp FROM compacted_entry
-                WHERE key = ? AND scope = ? AND kind IN ('set', 'reset') AND revision > ? AND time IS NOT NULL
+                WHERE key = ? AND scope = ? AND kind IN ('set', 'reset') AND revision > ?
                 ORDER BY revision DESC LIMIT 1
                 """)
         return try Row.fetchOne(statement, arguments: [key, scope.path, revision]).map { row in

@@ -145,24 +145,26 @@ struct CompactedEntryTests {
         }
     }
 
-    @Test("Migration 0005 gives compacted_entry's rows no stamp and no time; lastChange does not use them")
-    func migrationKeepsOlderMarksWithoutTimes() async throws {
+    @Test("A store as 0004 left it takes 0005: compacted_entry is made, and compaction fills it")
+    func aStoreAt0004TakesCompactedEntry() async throws {
         let folder = try makeFolder()
         defer { removeFolder(folder) }
         let database = folder.appending(path: "prefs.sqlite").path
         do {
             let queue = try DatabaseQueue(path: database)
             try StoreDatabase.migrator.migrate(queue, upTo: "0004_sync")
-            try await queue.write { db in
-                try db.execute(sql: "INSERT INTO compacted_entry (key, scope, kind, revision) VALUES ('k', '/a', 'reset', 2)")
-            }
             try queue.close()
         }
         try await Rows.withStorage(folder) { storage in
-            let marks = try await sqlite3(database, "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry")
-            #expect(marks == "k|/a|reset|2||")
-            #expect(try Rows.transaction(storage) { try $0.lastChange(of: "k", at: "/a", after: 0) } == nil)
-            #expect(try await storage.newestCompactedAway(matching: ChangeLogFilter(key: "k")) == 2, "still a mark")
+            #expect(try await sqlite3(database, "SELECT count(*) FROM compacted_entry") == "0")
+            try Rows.transaction(storage) { connection in
+                try connection.appendChange(Rows.change(3, .reset, scope: "/a", stamp: Rows.phone))
+                try connection.compactChangeLog(keepingFrom: 4, newestRevision: 3)
+            }
+            #expect(
+                try await sqlite3(database, "SELECT key, scope, kind, revision, stamp, time FROM compacted_entry")
+                    == "k|/a|reset|3|\(Rows.phone)|1800000003.0")
+            #expect(try await storage.newestCompactedAway(matching: ChangeLogFilter(key: "k")) == 3)
         }
     }
 }

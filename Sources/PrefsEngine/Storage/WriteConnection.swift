@@ -96,8 +96,7 @@ package protocol WriteConnection {
     /// When the log holds none, the newest one compaction dropped after `after` (from
     /// `compacted_entry`: its kind, revision, time and stamp, no value) — so that a reset of an
     /// entry absent now still counts. Dropped rows are always older than the rows the log keeps
-    /// of the entry, so only a log with nothing newer falls back. Rows compacted before migration
-    /// 0005 kept no time, and are not used.
+    /// of the entry, so only a log with nothing newer falls back.
     func lastChange(of key: String, at scope: ScopePath, after: Revision) throws -> LoggedChange?
     /// Stores a conflict sync resolved, under the revision of its `conflict` change (which
     /// moves with the batch's revisions, like the change's row, where the storage commits the

@@ -38,11 +38,11 @@ enum SyncRows {
     }
 
     /// The newest `set` or `reset` of `key` at `scope` after `revision` that compaction dropped
-    /// (`compacted_entry`), unless it was dropped before the table kept times (migration 0005).
+    /// (`compacted_entry`).
     static func compactedChange(of key: String, at scope: ScopePath, after revision: Revision) -> PostgresQuery {
         """
         SELECT kind, revision, time, stamp FROM compacted_entry
-        WHERE key = \(key) AND scope = \(scope.path) AND kind IN ('set', 'reset') AND revision > \(revision) AND time IS NOT NULL
+        WHERE key = \(key) AND scope = \(scope.path) AND kind IN ('set', 'reset') AND revision > \(revision)
         ORDER BY revision DESC LIMIT 1
         """
     }

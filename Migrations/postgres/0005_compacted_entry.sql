@@ -1,24 +1,30 @@
--- What compaction dropped, with when (prefsd 0.3): for each key, scope and kind, the newest dropped
--- row's stamp and time beside its revision, so that an upstream can still resolve a device's change
--- of an entry whose last change — a reset, say — compaction dropped by its stamp (last writer
--- wins) rather than against nothing. Rows recorded before this migration have neither (NULL).
---
--- prefsd_write is replaced (same arguments): as 0004 has it, but for its compaction, which records
--- the newest dropped row's stamp and time too. The commit functions call it by name, so hosts of an
--- earlier build still running while the others upgrade record them as well.
+-- What compacting the log dropped (prefsd 0.3): for each key, scope ('' for a schema's) and kind
+-- among the rows it dropped, the newest row dropped — its revision, and its stamp and time. Written
+-- by the compaction in the statements that drop the rows, replaced only by a newer one. A reader
+-- that follows some keys from revision R (a watch resumed, a device's cursor) reads the log after
+-- R, then these rows: if none of those it follows is after R, no change it follows was lost, and
+-- the log's rows after R (with those kept below its oldest revision) are all of them. An upstream
+-- resolves a device's change of an entry whose last change — a reset, say — was dropped against
+-- this row's stamp (last writer wins), not against nothing.
 
 -- MARK: Compaction
 
--- The newest dropped row's stamp (`change.stamp`: a device's, NULL for a change made here) and time
--- (`change.created_at`, seconds since 1970). Written with its revision, and replaced only by a
--- newer one.
-ALTER TABLE compacted_entry ADD COLUMN stamp text;
-ALTER TABLE compacted_entry ADD COLUMN time double precision;
+CREATE TABLE compacted_entry (
+    key      text             NOT NULL,
+    scope    text             NOT NULL,  -- '' for a schema's
+    kind     text             NOT NULL,
+    revision bigint           NOT NULL,  -- the newest dropped
+    stamp    text,                       -- its stamp (`change.stamp`: a device's; NULL for a change made here)
+    time     double precision NOT NULL,  -- its time (`change.created_at`, seconds since 1970)
+    PRIMARY KEY (key, scope, kind)
+);
 
 -- MARK: Committing
 
--- prefsd_write as 0004 has it, but for the compaction's upsert of compacted_entry: the newest dropped
--- row of each key, scope and kind (DISTINCT ON, by revision), with its stamp and time.
+-- prefsd_write as 0004 has it, but for its compaction, which records what it drops in
+-- compacted_entry: the newest dropped row of each key, scope and kind (DISTINCT ON, by revision).
+-- The commit functions call it by name, so hosts of an earlier build still running while the others
+-- upgrade record it as well.
 CREATE OR REPLACE FUNCTION prefsd_write(
     upserted jsonb, deleted jsonb, locked jsonb, unlocked jsonb, registered jsonb, logged jsonb,
     keep_from bigint, newest bigint, start bigint, payload text, shift bigint
