@@ -74,24 +74,13 @@ extension PrefsEngine {
                     }
                     break walk
                 }
-                if change.event.kind == .conflict {
-                    // A conflict sync resolved here is a step of its own, which changes nothing
-                    // itself: what the entry holds after it is the change before it.
-                    guard change.event.revision < before ?? .max else { continue }
-                    if steps.count == limit {
-                        next = steps.last?.change.revision
-                        break walk
-                    }
-                    steps.append(
-                        .init(
-                            change: Self.record(change), value: after.value ?? .null, source: after.source,
-                            previousValue: after.value, previousSource: after.source))
-                    continue
-                }
-                try walked.revert(change)
-                let previous = Self.effective(name, at: scope, walked)
+                // A conflict sync resolved here is a step of its own, which changes nothing itself:
+                // what the entry holds before it is what it holds after.
+                let isConflict = change.event.kind == .conflict
+                if !isConflict { try walked.revert(change) }
+                let previous = isConflict ? after : Self.effective(name, at: scope, walked)
                 defer { after = previous }
-                guard previous.value != after.value || previous.source != after.source else { continue }
+                guard isConflict || previous.value != after.value || previous.source != after.source else { continue }
                 guard change.event.revision < before ?? .max else { continue }
                 if steps.count == limit {
                     next = steps.last?.change.revision

@@ -27,9 +27,7 @@ extension PrefsEngine {
                 .forbidden, "Sync needs a named token: a device is its token (prefsctl token create NAME --role writer --scope S).")
         }
         // A stream's exchanges were let through when it opened: the token may be gone since.
-        guard token(named: device) != nil else {
-            throw PrefsError(.unauthorized, "The token '\(device)' was revoked.")
-        }
+        try checkNotRevoked(device)
         try Self.check(request)
         var results: [SyncAnswer.Result] = []
         if !request.mutations.isEmpty {
@@ -64,10 +62,13 @@ extension PrefsEngine {
             // Nothing within the device's reach yet: wait for the next change, wherever it is.
             after = cursor
             try await waitForChange(after: cursor, until: deadline)
-            guard token(named: device) != nil else {
-                throw PrefsError(.unauthorized, "The token '\(device)' was revoked.")
-            }
+            try checkNotRevoked(device)
         }
+    }
+
+    /// Throws `unauthorized` if the named token `device` syncs as has been revoked.
+    private func checkNotRevoked(_ device: String) throws {
+        guard token(named: device) != nil else { throw PrefsError(.unauthorized, "The token '\(device)' was revoked.") }
     }
 
     /// Returns once the engine starts to stop: its watches and long polls end then.
