@@ -89,8 +89,10 @@ export async function renderDraftsPage(main, route, context) {
     const validity = validityCell(draft);
     validities.push(validity.fill);
     const excerpt = draft.text.length > EXCERPT ? `${draft.text.slice(0, EXCERPT - 1)}…` : draft.text || "(no text)";
+    const mark = syncMark(draft);
     body.append(h("tr", { "data-testid": "draft-row", "data-draft": draft.id },
-      h("th", { scope: "row" }, h("a", { href: links.draft(draft.id), "data-testid": "draft-link", text: excerpt })),
+      h("th", { scope: "row" }, h("a", { href: links.draft(draft.id), "data-testid": "draft-link", text: excerpt }),
+        mark ? h("span", { class: "sync-mark", "data-testid": "draft-sync-mark", text: ` (${mark})` }) : ""),
       h("td", {}, h("a", { href: links.drafts({ account: draft.account }), text: draft.account })),
       h("td", {}, draft.thread
         ? h("a", { href: links.drafts({ account: draft.account, thread: draft.thread }), text: `${draft.thread} #${draft.position}` })
@@ -112,6 +114,15 @@ export async function renderDraftsPage(main, route, context) {
   return account || thread ? reloadingWatch({ account, thread }, context) : undefined;
 }
 
+/**
+ * What sync did to `draft` that a person should know, or null: a conflicted copy (keep the version
+ * you want, delete the other), or a draft an edit brought back after a delete elsewhere.
+ */
+function syncMark(draft) {
+  if (draft.conflictOf) return `conflicted copy of ${draft.conflictOf.slice(0, 8)}`;
+  return draft.deletedElsewhere ? "deleted elsewhere" : null;
+}
+
 /** Draws the draft `route.id` into `main`; answers its cleanup. */
 export async function renderDraftPage(main, route, context) {
   const [draft, validation] = await Promise.all([getJSON(draftPath(route.id)), getJSON(`${draftPath(route.id)}/validation`)]);
@@ -127,6 +138,10 @@ export async function renderDraftPage(main, route, context) {
     ["Content warning", draft.contentWarning ?? "—"],
     ["Reply to", draft.replyTo ?? "—"],
     ["Revision", String(draft.revision)],
+    ...(draft.conflictOf
+      ? [["Conflicted copy of", h("a", { href: links.draft(draft.conflictOf), "data-testid": "draft-conflict-of", text: draft.conflictOf })]]
+      : []),
+    ...(draft.deletedElsewhere ? [["Sync", "Deleted on another device; an edit here brought it back."]] : []),
     ["Created", timeElement(draft.createdAt)],
     ["Updated", timeElement(draft.updatedAt)],
   ];

@@ -7,7 +7,7 @@ import PrefsKit
 enum DraftRecords {
     private static let draftColumns = """
         id, account, thread, position, reply_to, text, content_warning, visibility, language, sensitive, poll,
-        created_at, updated_at, revision
+        created_at, updated_at, revision, conflict_of, deleted_elsewhere
         """
     private static let attachmentColumns = """
         id, draft, position, kind, mime_type, filename, byte_size, sha256, alt_text, width, height
@@ -53,7 +53,7 @@ enum DraftRecords {
 
     static func insert(_ db: Database, _ draft: Draft) throws {
         try db.execute(
-            sql: "INSERT INTO draft (\(draftColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            sql: "INSERT INTO draft (\(draftColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             arguments: arguments(of: draft))
     }
 
@@ -64,7 +64,7 @@ enum DraftRecords {
             sql: """
                 UPDATE draft SET id = ?, account = ?, thread = ?, position = ?, reply_to = ?, text = ?,
                     content_warning = ?, visibility = ?, language = ?, sensitive = ?, poll = ?, created_at = ?,
-                    updated_at = ?, revision = ?
+                    updated_at = ?, revision = ?, conflict_of = ?, deleted_elsewhere = ?
                 WHERE id = ?
                 """,
             arguments: values)
@@ -152,6 +152,7 @@ enum DraftRecords {
             draft.contentWarning, draft.visibility.rawValue, draft.language, draft.sensitive,
             draft.poll.map { String(decoding: (try? JSONEncoder().encode($0)) ?? Data(), as: UTF8.self) },
             draft.createdAt.timeIntervalSince1970, draft.updatedAt.timeIntervalSince1970, draft.revision,
+            draft.conflictOf?.uuidString, draft.deletedElsewhere,
         ]
     }
 
@@ -164,7 +165,8 @@ enum DraftRecords {
             poll: try (row["poll"] as String?).map { try JSONDecoder().decode(Draft.Poll.self, from: Data($0.utf8)) },
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]), revision: row["revision"],
-            attachments: attachments)
+            attachments: attachments, conflictOf: (row["conflict_of"] as String?).flatMap(UUID.init(uuidString:)),
+            deletedElsewhere: row["deleted_elsewhere"])
     }
 
     private static func attachment(_ row: Row) -> Attachment {

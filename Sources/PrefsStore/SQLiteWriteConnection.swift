@@ -146,6 +146,14 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try SyncRecords.insertConflict(db, conflict)
     }
 
+    func draftVersion(of id: UUID, at revision: Int64?) throws -> DraftVersion? {
+        try DraftSyncRecords.draftVersion(db, of: id, at: revision)
+    }
+
+    func storeDraftVersion(_ version: DraftVersion, time: Double) throws {
+        try DraftSyncRecords.storeDraftVersion(db, version, time: time)
+    }
+
     func storeReplicaRecord(_ record: ReplicaRecord) throws {
         try SyncRecords.storeReplicaRecord(db, record)
     }
@@ -154,12 +162,21 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try SyncRecords.appendOutbox(db, mutation)
     }
 
+    func appendDraftOutbox(_ mutation: DraftMutation) throws {
+        try DraftSyncRecords.appendDraftOutbox(db, mutation)
+    }
+
     func deleteOutbox(sequences: [Int64]) throws {
         try SyncRecords.deleteOutbox(db, sequences: sequences)
+        try DraftSyncRecords.deleteDraftOutbox(db, sequences: sequences)
     }
 
     func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws {
         try SyncRecords.storeSyncBase(db, base, for: entry)
+    }
+
+    func storeDraftBase(_ base: DraftBase?, for id: UUID) throws {
+        try DraftSyncRecords.storeDraftBase(db, base, for: id)
     }
 
     func draft(_ id: UUID) throws -> Draft? {

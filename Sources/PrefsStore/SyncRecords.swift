@@ -129,7 +129,7 @@ enum SyncRecords {
         }
     }
 
-    /// The replica's record, outbox (in sequence order) and bases.
+    /// The replica's record, outboxes (in sequence order) and bases.
     static func loadReplica(_ db: Database) throws -> ReplicaSnapshot {
         var replica = ReplicaSnapshot()
         if let row = try Row.fetchOne(
@@ -159,6 +159,7 @@ enum SyncRecords {
             replica.bases[SyncEntry(key: row[0], scope: try ScopePath(row[1]))] = SyncBase(
                 revision: row[2], value: try (row[3] as String?).map { try JSONValue(parsing: $0) })
         }
+        try DraftSyncRecords.loadDrafts(db, into: &replica)
         return replica
     }
 }

@@ -14,8 +14,17 @@ enum DraftPresentation {
     static func row(_ draft: Draft, valid: Bool) -> [String] {
         [
             ShortID.of(draft.id), draft.account, threadPlace(draft) ?? "-", Output.localTime(draft.updatedAt),
-            summary(draft.text), String(draft.attachments.count), valid ? "yes" : "no",
+            syncMark(draft).map { "(\($0)) " + summary(draft.text) } ?? summary(draft.text), String(draft.attachments.count),
+            valid ? "yes" : "no",
         ]
+    }
+
+    /// What sync did to the draft, when it did something a person should know: `conflicted copy
+    /// of 1a2b3c4d` (they keep the version they want and delete the other), or `deleted
+    /// elsewhere` (an edit here brought it back after a delete on another device).
+    static func syncMark(_ draft: Draft) -> String? {
+        if let original = draft.conflictOf { return "conflicted copy of \(ShortID.of(original))" }
+        return draft.deletedElsewhere == true ? "deleted elsewhere" : nil
     }
 
     /// Prints a draft's fields, its text, its attachments and what keeps it from being valid.
@@ -34,7 +43,7 @@ enum DraftPresentation {
             ["updated", Output.localTime(draft.updatedAt)],
             ["revision", String(draft.revision)],
             ["valid", validation.valid ? "yes" : "no"],
-        ])
+        ] + (syncMark(draft).map { [["sync", $0]] } ?? []))
         print()
         let lines = draft.text.isEmpty ? ["(no text)"] : draft.text.components(separatedBy: "\n")
         for line in lines { print("    " + line) }

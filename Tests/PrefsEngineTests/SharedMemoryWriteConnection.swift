@@ -239,6 +239,10 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
 
     // MARK: Drafts and blobs
 
+    func draftVersion(of id: UUID, at revision: Int64?) throws -> DraftVersion? { nil }
+    func storeDraftVersion(_ version: DraftVersion, time: Double) throws { throw Unsupported() }
+    func appendDraftOutbox(_ mutation: DraftMutation) throws { throw Unsupported() }
+    func storeDraftBase(_ base: DraftBase?, for id: UUID) throws { throw Unsupported() }
     func draft(_ id: UUID) throws -> Draft? { nil }
     func drafts(account: String?, thread: String?) throws -> [Draft] { [] }
     func insertDraft(_ draft: Draft) throws { throw Unsupported() }

@@ -13,7 +13,8 @@ package struct ChangeLogFilter: Sendable, Hashable {
     /// Only changes made at one of these scopes, or at none (a schema's).
     package var scopes: [ScopePath]?
     /// Only changes within a device's reach at this scope: made at it, below it, above it
-    /// (which resolves there), or at none (a schema's).
+    /// (which resolves there), or at none (a schema's); and the changes of drafts of the accounts
+    /// within it (`/accounts/<account>`).
     package var reach: ScopePath?
     /// Only changes of these kinds.
     package var kinds: [ChangeEvent.Kind]?
@@ -170,7 +171,18 @@ package struct ChangeLogFilter: Sendable, Hashable {
         if let reach {
             let above = sequence(first: reach, next: \.parent).dropFirst().map { bind(.text($0.path)) }
             let aboveCondition = above.isEmpty ? "" : " OR scope IN (\(above.joined(separator: ", ")))"
-            conditions.append("(\(schema)\(aboveCondition) OR \(within(reach)))")
+            // Bound in the order the condition reads them.
+            let inReach = within(reach)
+            // A draft's row: its account's scope, `/accounts/<account>`, within reach.
+            let segments = reach.path.split(separator: "/")
+            let drafts =
+                switch (table, segments.count) {
+                case (.change, 0), (.change, 1) where segments[0] == "accounts": " OR draft IS NOT NULL"
+                case (.change, 2) where segments[0] == "accounts":
+                    " OR (draft IS NOT NULL AND account = \(bind(.text(String(segments[1])))))"
+                default: ""
+                }
+            conditions.append("(\(schema)\(aboveCondition) OR \(inReach)\(drafts))")
         }
         if let kinds {
             conditions.append("kind IN (\(kinds.map { bind(.text($0.rawValue)) }.joined(separator: ", ")))")

@@ -102,6 +102,12 @@ package protocol WriteConnection {
     /// moves with the batch's revisions, like the change's row, where the storage commits the
     /// batch after other writers' changes).
     func insertConflict(_ conflict: SyncConflict) throws
+    /// A draft's version at `revision` (nil: its latest), as this transaction sees it; nil if
+    /// none is kept.
+    func draftVersion(of id: UUID, at revision: Int64?) throws -> DraftVersion?
+    /// Stores a draft's version, made at `time` (seconds since 1970), and drops the draft's
+    /// versions made before `time` less ``DraftVersion`` retention (30 days) but the latest.
+    func storeDraftVersion(_ version: DraftVersion, time: Double) throws
 
     // MARK: Sync, a replica's side
 
@@ -109,10 +115,14 @@ package protocol WriteConnection {
     func storeReplicaRecord(_ record: ReplicaRecord) throws
     /// Appends a local change to the outbox.
     func appendOutbox(_ mutation: SyncRequest.Mutation) throws
-    /// Removes the outbox entries with these sequence numbers.
+    /// Appends a local draft change to the outbox (its sequence shared with preference changes).
+    func appendDraftOutbox(_ mutation: DraftMutation) throws
+    /// Removes the outbox entries with these sequence numbers, preference or draft changes.
     func deleteOutbox(sequences: [Int64]) throws
     /// Stores what the replica took in from its upstream for an entry; nil removes it.
     func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws
+    /// Stores what the replica took in from its upstream of a draft; nil removes it.
+    func storeDraftBase(_ base: DraftBase?, for id: UUID) throws
 
     // MARK: Drafts
 

@@ -6,8 +6,12 @@ import Synchronization
 /// Sync across devices, both sides of it: an engine serves its replicas' exchanges (it is their
 /// upstream), and an engine that is a replica pushes its outbox and pulls its upstream's changes.
 extension PrefsEngine {
-    /// The change kinds a replica is sent: preferences, schemas, locks and conflicts.
-    static var syncedKinds: [ChangeEvent.Kind] { [.set, .reset, .lock, .unlock, .schema, .conflict] }
+    /// The change kinds a replica is sent: preferences, schemas, locks and conflicts, and the
+    /// changes of drafts (each sent as the draft is now).
+    static var syncedKinds: [ChangeEvent.Kind] {
+        [.set, .reset, .lock, .unlock, .schema, .conflict, .draftCreated, .draftUpdated, .draftDeleted, .attachmentAdded,
+         .attachmentUpdated, .attachmentRemoved]
+    }
     /// How many of the upstream's changes one answer carries at most.
     static var changesPerAnswer: Int { 5000 }
 
@@ -30,16 +34,18 @@ extension PrefsEngine {
         try checkNotRevoked(device)
         try Self.check(request)
         var results: [SyncAnswer.Result] = []
-        if !request.mutations.isEmpty {
+        var draftResults: [SyncAnswer.DraftResult] = []
+        if !request.mutations.isEmpty || !request.drafts.isEmpty {
             guard grant.role >= .writer else {
                 throw PrefsError(
                     .forbidden,
                     "Token '\(device)' is a reader at \(grant.scope.path); a device's push needs a writer there. Nothing was changed.")
             }
-            let mutations = request.mutations
-            let (taken, rules) = try await write(context) { batch in try batch.takeIn(mutations, from: device, reach: grant.scope) }
-            results = taken
-            for result in results { metrics.syncMutations[result.outcome]?.increment() }
+            let (taken, draftsTaken, rules) = try await write(context) { batch in
+                try batch.takeIn(request, from: device, reach: grant.scope)
+            }
+            (results, draftResults) = (taken, draftsTaken)
+            for outcome in results.map(\.outcome) + draftResults.map(\.outcome) { metrics.syncMutations[outcome]?.increment() }
             for rule in rules { metrics.syncConflicts[rule.rawValue]?.increment() }
             // Devices that come back online together push side by side: the answer waits until
             // the writes queued beside this one have committed (an empty request at the end of
@@ -47,17 +53,21 @@ extension PrefsEngine {
             try await write(WriteContext()) { _ in }
         }
         // A long poll only when there is nothing to answer with yet.
-        let wait = results.isEmpty ? max(0, request.wait ?? 0) : 0
+        let answered = !results.isEmpty || !draftResults.isEmpty
+        let wait = answered ? 0 : max(0, request.wait ?? 0)
         let deadline = wait > 0 ? ClockDeadline(in: .milliseconds(wait), on: clock) : nil
         var after = request.cursor
         while true {
-            let (snapshot, changes, cursor, more) = try await pull(after: after, reach: grant.scope, device: device)
+            let (snapshot, changes, drafts, cursor, more) = try await pull(after: after, reach: grant.scope, device: device)
             // Answer at once without a long poll; with one, once it is over, once there is something
             // to send, or once the daemon starts to stop (its watches end too).
-            guard let deadline, !deadline.hasPassed, snapshot == nil, changes.isEmpty, results.isEmpty, !hub.isClosed else {
+            guard let deadline, !deadline.hasPassed, snapshot == nil, changes.isEmpty, drafts.isEmpty, !answered, !hub.isClosed
+            else {
                 return SyncAnswer(
-                    device: device, role: grant.role, scope: grant.scope, results: results, snapshot: snapshot, changes: changes,
-                    cursor: cursor, more: more ? true : nil, newest: max(cursor, committedRevision))
+                    device: device, role: grant.role, scope: grant.scope, results: results,
+                    draftResults: request.drafts.isEmpty ? nil : draftResults, snapshot: snapshot, changes: changes,
+                    drafts: drafts.isEmpty ? nil : drafts, cursor: cursor, more: more ? true : nil,
+                    newest: max(cursor, committedRevision))
             }
             // Nothing within the device's reach yet: wait for the next change, wherever it is.
             after = cursor
@@ -79,34 +89,44 @@ extension PrefsEngine {
     /// Checks a request's shape: at most ``SyncReplica/mutationsPerExchange`` changes, with
     /// increasing positive sequence numbers.
     private static func check(_ request: SyncRequest) throws {
-        guard request.mutations.count <= SyncReplica.mutationsPerExchange else {
-            throw PrefsError(
-                .tooLarge, "An exchange pushes at most \(SyncReplica.mutationsPerExchange) changes; this one has \(request.mutations.count).")
+        let count = request.mutations.count + request.drafts.count
+        guard count <= SyncReplica.mutationsPerExchange else {
+            throw PrefsError(.tooLarge, "An exchange pushes at most \(SyncReplica.mutationsPerExchange) changes; this one has \(count).")
         }
         guard request.cursor >= 0 else { throw PrefsError(.invalidRequest, "The cursor is a revision, 0 or more.") }
-        var previous: Int64 = 0
-        for mutation in request.mutations {
-            guard mutation.seq > previous else {
-                throw PrefsError(.invalidRequest, "Sequence numbers must increase from 1: \(mutation.seq) follows \(previous).")
+        for sequences in [request.mutations.map(\.seq), request.drafts.map(\.seq)] {
+            var previous: Int64 = 0
+            for seq in sequences {
+                guard seq > previous else {
+                    throw PrefsError(.invalidRequest, "Sequence numbers must increase from 1: \(seq) follows \(previous).")
+                }
+                previous = seq
             }
-            previous = mutation.seq
+        }
+        guard Set(request.mutations.map(\.seq)).isDisjoint(with: request.drafts.map(\.seq)) else {
+            throw PrefsError(.invalidRequest, "A sequence number names one change: a preference's or a draft's, not both.")
         }
     }
 
-    /// The changes after `cursor` within `reach`, or a snapshot when the replica has none yet,
-    /// its cursor is not this upstream's at all, or compaction dropped a change within its reach
-    /// after its cursor. A cursor older than the log's oldest revision is still answered with
-    /// changes when none within its reach was dropped: the log kept every one of them (those below
-    /// its oldest revision set what is stored now).
+    /// The changes after `cursor` within `reach`, and the drafts changed after it as they are
+    /// now; or a snapshot when the replica has none yet, its cursor is not this upstream's at
+    /// all, or compaction dropped a change within its reach after its cursor. A cursor older than
+    /// the log's oldest revision is still answered with changes when none within its reach was
+    /// dropped: the log kept every one of them (those below its oldest revision set what is
+    /// stored now). Compaction keeps no trace of drafts' changes, so a replica with drafts
+    /// within its reach starts again from a snapshot then.
     private func pull(after cursor: Revision, reach: ScopePath, device: String) async throws
-        -> (snapshot: SyncAnswer.Snapshot?, changes: [SyncAnswer.Change], cursor: Revision, more: Bool)
+        -> (
+            snapshot: SyncAnswer.Snapshot?, changes: [SyncAnswer.Change], drafts: [SyncAnswer.DraftState], cursor: Revision,
+            more: Bool
+        )
     {
         let (through, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
         if cursor == 0 || cursor > through {
-            let snapshot = snapshot(reach: reach)
-            return (snapshot, [], snapshot.revision, false)
+            let snapshot = try await snapshot(reach: reach)
+            return (snapshot, [], [], snapshot.revision, false)
         }
-        guard cursor < through else { return (nil, [], cursor, false) }
+        guard cursor < through else { return (nil, [], [], cursor, false) }
         // Not the device's own values: their results told it their revisions.
         let filter = ChangeLogFilter(
             reach: reach, kinds: Self.syncedKinds, notFromDevice: device, after: cursor, through: through)
@@ -116,20 +136,46 @@ extension PrefsEngine {
             // the device's reach if compaction dropped none of them. Read after the log, so that
             // a compaction after the read of the log is seen here.
             let dropped = try await storage.newestCompactedAway(matching: ChangeLogFilter(reach: reach, kinds: Self.syncedKinds))
-            if dropped > cursor {
-                let snapshot = snapshot(reach: reach)
-                return (snapshot, [], snapshot.revision, false)
+            let draftsDropped = dropped > cursor ? false : try await hasDrafts(within: reach)
+            if dropped > cursor || draftsDropped {
+                let snapshot = try await snapshot(reach: reach)
+                return (snapshot, [], [], snapshot.revision, false)
             }
         }
         let changes = page.changes.compactMap(SyncAnswer.Change.init)
+        let drafts = try await draftStates(changedIn: page.changes)
         let more = page.changes.count == Self.changesPerAnswer
-        return (nil, changes, more ? page.changes.last!.event.revision : through, more)
+        return (nil, changes, drafts, more ? page.changes.last!.event.revision : through, more)
+    }
+
+    /// The drafts `changes` changed, each once, as they are now (a draft gone: at the revision
+    /// its deletion gave it).
+    private func draftStates(changedIn changes: [LoggedChange]) async throws -> [SyncAnswer.DraftState] {
+        var order: [UUID] = []
+        var lastRevision: [UUID: Int64] = [:]
+        for change in changes {
+            guard let text = change.event.draft, let id = UUID(uuidString: text) else { continue }
+            if lastRevision.updateValue(change.event.draftRevision ?? 0, forKey: id) == nil { order.append(id) }
+        }
+        var states: [SyncAnswer.DraftState] = []
+        for id in order {
+            let draft = try await storage.draft(id)
+            states.append(SyncAnswer.DraftState(id: id, revision: draft?.revision ?? lastRevision[id] ?? 0, draft: draft))
+        }
+        return states
+    }
+
+    /// Whether any draft of an account within `reach` is stored.
+    private func hasDrafts(within reach: ScopePath) async throws -> Bool {
+        try await storage.drafts(account: nil, thread: nil).contains { draft in
+            (try? WriteBatch.accountScope(draft.account)).map(reach.contains) ?? false
+        }
     }
 
     /// Every entry within `reach` (at it, below and above it) and every schema, as of one
-    /// revision.
-    private func snapshot(reach: ScopePath) -> SyncAnswer.Snapshot {
-        cache.read { snapshot in
+    /// revision; and the drafts of the accounts within it, as they are now.
+    private func snapshot(reach: ScopePath) async throws -> SyncAnswer.Snapshot {
+        var snapshot = cache.read { snapshot in
             var values: [SyncAnswer.Snapshot.Value] = []
             var locks: [SyncAnswer.Snapshot.Lock] = []
             var schemas: [String: PreferenceSchema] = [:]
@@ -146,6 +192,11 @@ extension PrefsEngine {
             locks.sort { ($0.key, $0.scope) < ($1.key, $1.scope) }
             return SyncAnswer.Snapshot(revision: snapshot.revision, values: values, locks: locks, schemas: schemas)
         }
+        let drafts = try await storage.drafts(account: nil, thread: nil).filter { draft in
+            (try? WriteBatch.accountScope(draft.account)).map(reach.contains) ?? false
+        }
+        snapshot.drafts = drafts.isEmpty ? nil : drafts
+        return snapshot
     }
 
     /// Returns once a change after `revision` is taken in, at `deadline`, or once the daemon

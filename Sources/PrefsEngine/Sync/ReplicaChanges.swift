@@ -1,3 +1,4 @@
+import Foundation
 import PrefsKit
 
 /// What one group-commit batch changes in a replica's sync state: its record, the outbox
@@ -15,6 +16,10 @@ struct ReplicaChanges: Sendable {
     var outboxRemoved: Set<Int64> = []
     /// The upstream's entries the batch took in (nil: removed).
     var bases: [SyncEntry: SyncBase?] = [:]
+    /// Draft outbox entries the batch added, in sequence order.
+    var draftOutboxAdded: [DraftMutation] = []
+    /// The upstream's drafts the batch took in (nil: removed).
+    var draftBases: [UUID: DraftBase?] = [:]
     /// How many conflicts the batch took in.
     var conflicts = 0
 }
@@ -28,6 +33,8 @@ extension ReplicaChanges {
         fileprivate var outboxAdded: Int
         fileprivate var outboxRemoved: Set<Int64>
         fileprivate var bases: [SyncEntry: SyncBase?]
+        fileprivate var draftOutboxAdded: Int
+        fileprivate var draftBases: [UUID: DraftBase?]
         fileprivate var conflicts: Int
     }
 
@@ -35,7 +42,7 @@ extension ReplicaChanges {
     var mark: Mark {
         Mark(
             record: record, clock: clock, outboxAdded: outboxAdded.count, outboxRemoved: outboxRemoved, bases: bases,
-            conflicts: conflicts)
+            draftOutboxAdded: draftOutboxAdded.count, draftBases: draftBases, conflicts: conflicts)
     }
 
     /// Forgets what changed since `mark`.
@@ -45,6 +52,8 @@ extension ReplicaChanges {
         outboxAdded.removeSubrange(mark.outboxAdded...)
         outboxRemoved = mark.outboxRemoved
         bases = mark.bases
+        draftOutboxAdded.removeSubrange(mark.draftOutboxAdded...)
+        draftBases = mark.draftBases
         conflicts = mark.conflicts
     }
 }

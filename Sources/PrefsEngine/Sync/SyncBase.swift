@@ -1,3 +1,4 @@
+import Foundation
 import PrefsKit
 
 /// What a replica last took in from its upstream for a key at a scope: the upstream revision of
@@ -43,11 +44,20 @@ package struct ReplicaSnapshot: Sendable {
     package var outbox: [SyncRequest.Mutation]
     /// The upstream's entries as last taken in.
     package var bases: [SyncEntry: SyncBase]
+    /// The draft outbox, in sequence order.
+    package var draftOutbox: [DraftMutation]
+    /// The upstream's drafts as last taken in.
+    package var draftBases: [UUID: DraftBase]
 
     /// A replica's state.
-    package init(record: ReplicaRecord? = nil, outbox: [SyncRequest.Mutation] = [], bases: [SyncEntry: SyncBase] = [:]) {
+    package init(
+        record: ReplicaRecord? = nil, outbox: [SyncRequest.Mutation] = [], bases: [SyncEntry: SyncBase] = [:],
+        draftOutbox: [DraftMutation] = [], draftBases: [UUID: DraftBase] = [:]
+    ) {
         self.record = record
         self.outbox = outbox
         self.bases = bases
+        self.draftOutbox = draftOutbox
+        self.draftBases = draftBases
     }
 }

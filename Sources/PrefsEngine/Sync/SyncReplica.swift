@@ -62,10 +62,22 @@ final class SyncReplica: Sendable {
         state.withLock { $0.pending[entry] ?? [] }
     }
 
+    /// The upstream's draft as committed.
+    func draftBase(of id: UUID) -> DraftBase? {
+        state.withLock { $0.draftBases[id] }
+    }
+
+    /// The outbox entries of draft `id`, as committed, by sequence number.
+    func pendingDraftMutations(of id: UUID) -> [Int64: DraftMutation] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: (state.pendingDrafts[id] ?? []).map { ($0, state.draftOutbox[$0]!) })
+        }
+    }
+
     /// Takes in a committed batch's changes; wakes the pusher if it added to the outbox.
     func publish(_ changes: ReplicaChanges) {
         state.withLock { $0.apply(changes) }
-        if !changes.outboxAdded.isEmpty { pushWanted.yield() }
+        if !changes.outboxAdded.isEmpty || !changes.draftOutboxAdded.isEmpty { pushWanted.yield() }
     }
 
     // MARK: Exchanges
@@ -73,15 +85,16 @@ final class SyncReplica: Sendable {
     /// The next request: the cursor, and the oldest outbox entries if `pushing`.
     func request(pushing: Bool, wait: Int?) -> SyncRequest {
         state.withLock { state in
-            SyncRequest(
-                cursor: state.record.cursor,
-                mutations: pushing ? state.nextMutations(limit: Self.mutationsPerExchange) : [], wait: wait)
+            guard pushing else { return SyncRequest(cursor: state.record.cursor, wait: wait) }
+            let mutations = state.nextMutations(limit: Self.mutationsPerExchange)
+            let drafts = state.nextDraftMutations(limit: Self.mutationsPerExchange - mutations.count)
+            return SyncRequest(cursor: state.record.cursor, mutations: mutations, drafts: drafts, wait: wait)
         }
     }
 
     /// Whether the outbox has entries.
     var hasOutbox: Bool {
-        state.withLock { !$0.outbox.isEmpty }
+        state.withLock { !$0.outbox.isEmpty || !$0.draftOutbox.isEmpty }
     }
 
     /// Notes how an exchange ended, at `time`.
@@ -111,7 +124,7 @@ final class SyncReplica: Sendable {
 
     /// Where sync stands.
     var status: SyncStatus {
-        let (record, outbox, conflicts) = state.withLock { ($0.record, $0.outbox.count, $0.conflicts) }
+        let (record, outbox, conflicts) = state.withLock { ($0.record, $0.outbox.count + $0.draftOutbox.count, $0.conflicts) }
         return log.withLock { log in
             SyncStatus(
                 upstream: record.upstream, device: record.device, role: record.role, scope: record.scope, cursor: record.cursor,

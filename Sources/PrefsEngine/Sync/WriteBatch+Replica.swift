@@ -81,7 +81,7 @@ extension WriteBatch {
     // MARK: The upstream's answer
 
     /// Takes in the upstream's answer: the results of its pushed changes, a snapshot if one came,
-    /// and the upstream's changes after the cursor.
+    /// the upstream's changes after the cursor, and the drafts that changed after it.
     ///
     /// An answer that arrives after the replica has taken in a later one (a late or repeated
     /// message) takes a result in only where it is newer than what the replica knows of the
@@ -112,13 +112,17 @@ extension WriteBatch {
             }
             try placeKnownValue(of: entry)
         }
+        for result in answer.draftResults ?? [] { try takeIn(result) }
         if let snapshot = answer.snapshot, snapshot.revision > replica!.record.cursor {
             try takeIn(snapshot, reach: answer.scope)
+            try takeIn(snapshotDrafts: snapshot.drafts, reach: answer.scope)
         }
         for change in answer.changes where change.revision > replica!.record.cursor {
             try takeIn(change)
             replica!.record.cursor = change.revision
         }
+        // Drafts are sent as they are now: whatever the cursor, a later revision is news.
+        for state in answer.drafts ?? [] { try takeIn(state) }
         replica!.record.cursor = max(replica!.record.cursor, answer.cursor)
         replica!.record.clock = replica!.clock.latest
         try connection.storeReplicaRecord(replica!.record)

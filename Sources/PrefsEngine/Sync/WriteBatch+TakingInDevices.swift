@@ -10,10 +10,11 @@ extension WriteBatch {
     /// conflict for as long as it is.
     static let toleratedSkew: Int64 = 5 * 60 * 1000
 
-    /// Takes in `mutations` from `device`, whose token may write at `reach`, in order; returns
-    /// what became of each, and the rules of the conflicts it recorded.
-    func takeIn(_ mutations: [SyncRequest.Mutation], from device: String, reach: ScopePath) throws
-        -> (results: [SyncAnswer.Result], conflictRules: [SyncConflict.Rule])
+    /// Takes in the changes `request` pushes from `device`, whose token may write at `reach`,
+    /// in sequence order, preference and draft changes alike; returns what became of each, and
+    /// the rules of the conflicts it recorded.
+    func takeIn(_ request: SyncRequest, from device: String, reach: ScopePath) throws
+        -> (results: [SyncAnswer.Result], draftResults: [SyncAnswer.DraftResult], conflictRules: [SyncConflict.Rule])
     {
         // Answers and conflicts carry revisions: where writers run side by side, the batch runs
         // again rather than moving them.
@@ -23,19 +24,42 @@ extension WriteBatch {
         defer { context = requestContext }
         var applied = try connection.appliedSequence(ofDevice: device)
         var results: [SyncAnswer.Result] = []
-        results.reserveCapacity(mutations.count)
+        var draftResults: [SyncAnswer.DraftResult] = []
+        results.reserveCapacity(request.mutations.count)
         let latestAccepted = Int64(time * 1000) + Self.toleratedSkew
-        for mutation in mutations {
+        /// The device's stamp, clamped to the upstream's clock, and the context its change is
+        /// made in.
+        func stamped(_ stamp: SyncStamp, author: String?, reason: String?) -> SyncStamp {
+            var stamp = stamp.clamped(toAtMost: latestAccepted)
+            stamp.device = device
+            var origin = requestContext.origin
+            origin.author = ChangeAuthor(name: "token:\(device)", agent: author, host: origin.author?.host)
+            origin.reason = reason
+            context = WriteContext(origin: origin, sync: .device(stamp))
+            return stamp
+        }
+        var preferences = request.mutations[...]
+        var drafts = request.drafts[...]
+        while let seq = [preferences.first?.seq, drafts.first?.seq].compactMap({ $0 }).min() {
+            if let draft = drafts.first, draft.seq == seq {
+                drafts.removeFirst()
+                guard seq > applied else {
+                    draftResults.append(try draftResult(draft, .duplicate))
+                    continue
+                }
+                applied = seq
+                let stamp = stamped(draft.stamp, author: draft.author, reason: draft.reason)
+                var stamps = draft.stamps.mapValues { $0.clamped(toAtMost: latestAccepted) }
+                for field in stamps.keys { stamps[field]?.device = device }
+                draftResults.append(try takeIn(draft, stamped: stamp, fieldStamps: stamps, from: device, reach: reach))
+                continue
+            }
+            let mutation = preferences.removeFirst()
             let entry = SyncEntry(key: mutation.key, scope: mutation.scope)
             var taken: SyncAnswer.Result
-            if mutation.seq > applied {
-                applied = mutation.seq
-                var stamp = mutation.stamp.clamped(toAtMost: latestAccepted)
-                stamp.device = device
-                var origin = requestContext.origin
-                origin.author = ChangeAuthor(name: "token:\(device)", agent: mutation.author, host: origin.author?.host)
-                origin.reason = mutation.reason
-                context = WriteContext(origin: origin, sync: .device(stamp))
+            if seq > applied {
+                applied = seq
+                let stamp = stamped(mutation.stamp, author: mutation.author, reason: mutation.reason)
                 taken = try takeIn(mutation, stamped: stamp, from: device, reach: reach, entry: entry)
             } else {
                 taken = try result(mutation, .duplicate, entry: entry)
@@ -49,7 +73,7 @@ extension WriteBatch {
             results.append(taken)
         }
         try connection.storeAppliedSequence(applied, ofDevice: device)
-        return (results, conflictRules)
+        return (results, draftResults, conflictRules)
     }
 
     /// Takes in one change, made at `stamp`.
@@ -170,7 +194,7 @@ extension WriteBatch {
     }
 
     /// Records a conflict: a `conflict` change in the log, and its row. Returns its revision.
-    private func recordConflict(
+    func recordConflict(
         entry: SyncEntry, rule: SyncConflict.Rule, winner: SyncConflict.Side, losers: [SyncConflict.Side], detail: String?
     ) throws -> Revision {
         var winner = winner

@@ -13,27 +13,37 @@ extension WriteBatch {
         return draft
     }
 
-    func createDraft(_ input: DraftInput) throws -> Draft {
+    /// Creates a draft from `input`: under a new ID, or, for a draft a device made, under its
+    /// own, with sync's marks (a conflicted copy of another; brought back after a delete).
+    func createDraft(_ input: DraftInput, id: UUID = UUID(), conflictOf: UUID? = nil, deletedElsewhere: Bool? = nil) throws
+        -> Draft
+    {
         let text = input.text ?? ""
         try DraftFieldRules.check(
             account: input.account, thread: input.thread, position: input.position, language: input.language,
             text: text, contentWarning: input.contentWarning, poll: input.poll)
+        try checkReplicaMayWrite(at: try Self.accountScope(input.account))
         let now = Date(timeIntervalSince1970: time)
         var draft = Draft(
-            id: UUID(), account: input.account, thread: input.thread, replyTo: input.replyTo, text: text,
+            id: id, account: input.account, thread: input.thread, replyTo: input.replyTo, text: text,
             contentWarning: input.contentWarning, visibility: input.visibility ?? .public, language: input.language,
-            sensitive: input.sensitive ?? false, poll: input.poll, createdAt: now, updatedAt: now)
+            sensitive: input.sensitive ?? false, poll: input.poll, createdAt: now, updatedAt: now, conflictOf: conflictOf,
+            deletedElsewhere: deletedElsewhere)
+        // A draft brought back after a delete takes up its revisions where they stopped.
+        if deletedElsewhere == true, let last = try connection.draftVersion(of: id, at: nil) { draft.revision = last.revision + 1 }
         if let thread = input.thread {
             draft.position = try openPlace(in: thread, for: draft.account, at: input.position)
         }
         try connection.insertDraft(draft)
         try recordDraft(.draftCreated, draft)
+        try pushDraftLater(draft.id, before: nil, after: draft)
         return draft
     }
 
     func updateDraft(_ id: UUID, _ patch: DraftPatch, ifRevision: Int64?) throws -> Draft {
         let old = try existingDraft(id)
         try old.checkRevision(ifRevision)
+        try checkReplicaMayWrite(at: try Self.accountScope(old.account))
         var draft = old
         draft.text = patch.text.applied(to: old.text) ?? ""
         draft.replyTo = patch.replyTo.applied(to: old.replyTo)
@@ -59,12 +69,14 @@ extension WriteBatch {
         draft.updatedAt = Date(timeIntervalSince1970: time)
         try connection.updateDraft(draft)
         try recordDraft(.draftUpdated, draft, previousThread: old.thread != draft.thread ? old.thread : nil)
+        try pushDraftLater(id, before: old, after: draft)
         return draft
     }
 
     func deleteDraft(_ id: UUID, ifRevision: Int64?) throws {
         let draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
+        try checkReplicaMayWrite(at: try Self.accountScope(draft.account))
         try connection.deleteDraft(draft)
         if let thread = draft.thread, let position = draft.position {
             try closePlace(in: thread, at: position, leaving: id)
@@ -72,6 +84,7 @@ extension WriteBatch {
         var deleted = draft
         deleted.revision += 1
         try recordDraft(.draftDeleted, deleted, validity: .absent)
+        try pushDraftLater(id, before: draft, after: nil)
     }
 
     /// Adds an attachment whose bytes are in `file` (already hashed, measured and sniffed).
@@ -79,19 +92,39 @@ extension WriteBatch {
         to id: UUID, _ upload: AttachmentUpload, media: AttachmentMedia, sha256: String, byteSize: Int64, file: URL,
         ifRevision: Int64?
     ) throws -> AttachmentResult {
-        var draft = try existingDraft(id)
-        try draft.checkRevision(ifRevision)
+        try existingDraft(id).checkRevision(ifRevision)
         if !(try connection.blobExists(sha256: sha256)) {
             try connection.insertBlob(sha256: sha256, byteSize: byteSize, from: file)
         }
         let attachment = Attachment(
-            id: UUID(), draft: id, position: draft.attachments.count, kind: media.kind, mimeType: media.mimeType,
+            id: UUID(), draft: id, position: 0, kind: media.kind, mimeType: media.mimeType,
             filename: Filename.sanitize(upload.filename), byteSize: byteSize, sha256: sha256, altText: upload.altText,
             width: media.width, height: media.height)
+        return try attach(attachment, to: id)
+    }
+
+    /// Adds `attachment`, whose bytes are stored already, at the end of draft `id`'s.
+    ///
+    /// - Throws: ``PrefsError`` `invalid_request` if no bytes with its hash are stored (a device
+    ///   uploads them before it pushes the change that references them).
+    func attach(_ attachment: Attachment, to id: UUID) throws -> AttachmentResult {
+        var draft = try existingDraft(id)
+        try checkReplicaMayWrite(at: try Self.accountScope(draft.account))
+        guard try connection.blobExists(sha256: attachment.sha256) else {
+            throw PrefsError(
+                .invalidRequest,
+                "No bytes with SHA-256 \(attachment.sha256) are stored here: upload them (PATCH /v1/blobs/\(attachment.sha256)) "
+                    + "before the change that references them.")
+        }
+        let before = draft
+        var attachment = attachment
+        attachment.draft = id
+        attachment.position = draft.attachments.count
         try connection.insertAttachment(attachment)
         draft.attachments.append(attachment)
         try bump(&draft)
         try recordDraft(.attachmentAdded, draft, attachment: attachment.id)
+        try pushDraftLater(id, before: before, after: draft)
         return AttachmentResult(attachment: attachment, draft: draft)
     }
 
@@ -100,9 +133,11 @@ extension WriteBatch {
     {
         var draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
+        try checkReplicaMayWrite(at: try Self.accountScope(draft.account))
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
+        let before = draft
         var attachment = draft.attachments.remove(at: index)
         attachment.altText = patch.altText.applied(to: attachment.altText)
         let position = patch.position.applied(to: index) ?? index
@@ -114,19 +149,23 @@ extension WriteBatch {
         try connection.updateAttachment(draft.attachments[position])  // its alt text, whether it moved or not
         try bump(&draft)
         try recordDraft(.attachmentUpdated, draft, attachment: attachmentID)
+        try pushDraftLater(id, before: before, after: draft)
         return AttachmentResult(attachment: draft.attachments[position], draft: draft)
     }
 
     func removeAttachment(_ attachmentID: UUID, of id: UUID, ifRevision: Int64?) throws -> Draft {
         var draft = try existingDraft(id)
         try draft.checkRevision(ifRevision)
+        try checkReplicaMayWrite(at: try Self.accountScope(draft.account))
         guard let index = draft.attachments.firstIndex(where: { $0.id == attachmentID }) else {
             throw PrefsError(.notFound, "Draft \(id.uuidString) has no attachment \(attachmentID.uuidString).")
         }
+        let before = draft
         try connection.deleteAttachment(draft.attachments.remove(at: index))
         try renumberAttachments(&draft)
         try bump(&draft)
         try recordDraft(.attachmentRemoved, draft, attachment: attachmentID)
+        try pushDraftLater(id, before: before, after: draft)
         return draft
     }
 
@@ -181,8 +220,13 @@ extension WriteBatch {
 
     // MARK: - Helpers
 
+    /// The scope of `account`'s drafts: `/accounts/<account>`.
+    static func accountScope(_ account: String) throws -> ScopePath {
+        try ScopePath.root.appending("accounts").appending(account)
+    }
+
     /// What a draft event says of the draft's validity (its `valid`).
-    private enum EventValidity {
+    enum EventValidity: Equatable {
         /// The draft's validity as this batch sees it.
         case current
         /// A validity already worked out.
@@ -192,7 +236,7 @@ extension WriteBatch {
     }
 
     /// Records a draft event, with the draft's validity as `validity` says.
-    private func recordDraft(
+    func recordDraft(
         _ kind: ChangeEvent.Kind, _ draft: Draft, attachment: UUID? = nil, previousThread: String? = nil,
         validity: EventValidity = .current
     ) throws {
@@ -206,6 +250,28 @@ extension WriteBatch {
                 revision: 0, kind: kind, draft: draft.id.uuidString, attachment: attachment?.uuidString,
                 account: draft.account, thread: draft.thread, previousThread: previousThread,
                 draftRevision: draft.revision, valid: valid))
+        if kind != .validation { try storeVersion(of: draft, deleted: validity == .absent) }
+    }
+
+    /// Keeps the draft as it is now (`deleted`: gone) as its version at its revision, with when
+    /// each field last changed: what the batch's running request says (a device's stamps, in
+    /// ``draftStamps``), or its own commit time.
+    private func storeVersion(of draft: Draft, deleted: Bool) throws {
+        let previous = try connection.draftVersion(of: draft.id, at: nil)
+        let now = stamps(of: deleted ? nil : draft, changedSince: previous)
+        try connection.storeDraftVersion(
+            DraftVersion(id: draft.id, revision: draft.revision, draft: deleted ? nil : draft, stamps: now), time: time)
+    }
+
+    /// The stamps of `draft`'s fields (nil: deleted): `previous`'s, but for those that changed
+    /// since it, stamped now.
+    private func stamps(of draft: Draft?, changedSince previous: DraftVersion?) -> [DraftMerge.Field: SyncStamp] {
+        var stamps = previous?.stamps ?? [:]
+        let local = if case .device(let stamp) = context.sync { stamp } else { SyncStamp(milliseconds: Int64(time * 1000), counter: 0, device: "") }
+        for field in DraftMerge.Field.changed(from: previous?.draft, to: draft) {
+            stamps[field] = draftStamps[field] ?? local
+        }
+        return stamps
     }
 
     private func bump(_ draft: inout Draft) throws {

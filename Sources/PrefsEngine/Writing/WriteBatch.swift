@@ -53,6 +53,9 @@ final class WriteBatch {
     /// The rules of the conflicts the running request recorded (an upstream taking in a device's
     /// changes).
     var conflictRules: [SyncConflict.Rule] = []
+    /// When a device changed each field of the draft the running request takes in: the stamps
+    /// its versions keep (``DraftVersion``).
+    var draftStamps: [DraftMerge.Field: SyncStamp] = [:]
     /// Whether the batch records the keys it reads (``keysRead``): only where other writers run
     /// alongside it.
     private let tracksKeysRead: Bool

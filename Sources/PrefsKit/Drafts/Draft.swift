@@ -86,6 +86,13 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
     public var revision: Int64
     /// The draft's attachments, by position.
     public var attachments: [Attachment]
+    /// The draft this one is a conflicted copy of: sync made it to keep a device's text that
+    /// could not be merged with another device's edit of the same words. A person keeps the
+    /// version they want and deletes the other.
+    public var conflictOf: UUID?
+    /// True when the draft was deleted on another device while this one edited it: the edit
+    /// brought it back (a delete can be repeated; lost text cannot).
+    public var deletedElsewhere: Bool?
 
     /// A draft with every field given.
     ///
@@ -105,10 +112,13 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
     ///   - updatedAt: When it last changed.
     ///   - revision: Its revision (1 for a new draft).
     ///   - attachments: Its attachments, by position.
+    ///   - conflictOf: The draft it is a conflicted copy of, if sync made it as one.
+    ///   - deletedElsewhere: Whether an edit here brought it back after a delete elsewhere.
     public init(
         id: UUID, account: String, thread: String? = nil, position: Int? = nil, replyTo: String? = nil, text: String = "",
         contentWarning: String? = nil, visibility: Visibility = .public, language: String? = nil, sensitive: Bool = false,
-        poll: Poll? = nil, createdAt: Date, updatedAt: Date, revision: Int64 = 1, attachments: [Attachment] = []
+        poll: Poll? = nil, createdAt: Date, updatedAt: Date, revision: Int64 = 1, attachments: [Attachment] = [],
+        conflictOf: UUID? = nil, deletedElsewhere: Bool? = nil
     ) {
         self.id = id
         self.account = account
@@ -125,6 +135,8 @@ public struct Draft: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
         self.revision = revision
         self.attachments = attachments
+        self.conflictOf = conflictOf
+        self.deletedElsewhere = deletedElsewhere
     }
 
     /// The scope the draft's compose preferences resolve at:

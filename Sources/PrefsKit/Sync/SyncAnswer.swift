@@ -1,3 +1,5 @@
+import Foundation
+
 /// The upstream's answer to a ``SyncRequest``: what became of each pushed change, and the
 /// changes after the replica's cursor within the device's scope (after a snapshot, when the
 /// replica needs one).
@@ -45,6 +47,62 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
             self.revision = revision
             self.value = value
             self.conflict = conflict
+        }
+    }
+
+    /// What became of one pushed draft change, and the draft as the upstream has it now.
+    public struct DraftResult: Codable, Sendable, Hashable {
+        /// The change's sequence number.
+        public var seq: Int64
+        /// How it ended: `applied` as it was, `resolved` merged with another device's change
+        /// (a conflict was recorded), `duplicate` taken in before, `refused` not applied (its
+        /// draft is kept as a conflict's loser).
+        public var outcome: Result.Outcome
+        /// The draft.
+        public var id: UUID
+        /// The draft's revision at the upstream now; of its deletion if it is gone; 0 if it never
+        /// reached the upstream.
+        public var revision: Int64
+        /// The draft as the upstream has it now, unless it is the one the device pushed (then
+        /// only its ``revision`` is news); nil when it is gone — ``deleted`` says which.
+        public var draft: Draft?
+        /// Whether the draft is gone at the upstream.
+        public var deleted: Bool?
+        /// The conflicted copy the upstream made of the device's text, when it could not merge it.
+        public var copy: Draft?
+        /// The revision of the conflict recorded, if one was.
+        public var conflict: Revision?
+
+        /// A draft result.
+        public init(
+            seq: Int64, outcome: Result.Outcome, id: UUID, revision: Int64, draft: Draft?, deleted: Bool? = nil,
+            copy: Draft? = nil, conflict: Revision? = nil
+        ) {
+            self.seq = seq
+            self.outcome = outcome
+            self.id = id
+            self.revision = revision
+            self.draft = draft
+            self.deleted = deleted
+            self.copy = copy
+            self.conflict = conflict
+        }
+    }
+
+    /// A draft as the upstream has it, sent because it changed after the replica's cursor.
+    public struct DraftState: Codable, Sendable, Hashable {
+        /// The draft.
+        public var id: UUID
+        /// Its revision at the upstream; of its deletion if it is gone.
+        public var revision: Int64
+        /// The draft; nil: deleted.
+        public var draft: Draft?
+
+        /// A draft's state.
+        public init(id: UUID, revision: Int64, draft: Draft?) {
+            self.id = id
+            self.revision = revision
+            self.draft = draft
         }
     }
 
@@ -124,13 +182,18 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
         public var locks: [Lock]
         /// Every key's schema.
         public var schemas: [String: PreferenceSchema]
+        /// The drafts of the accounts within the device's reach (nil: none).
+        public var drafts: [Draft]?
 
         /// A snapshot.
-        public init(revision: Revision, values: [Value], locks: [Lock], schemas: [String: PreferenceSchema]) {
+        public init(
+            revision: Revision, values: [Value], locks: [Lock], schemas: [String: PreferenceSchema], drafts: [Draft]? = nil
+        ) {
             self.revision = revision
             self.values = values
             self.locks = locks
             self.schemas = schemas
+            self.drafts = drafts
         }
     }
 
@@ -142,10 +205,15 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
     public var scope: ScopePath
     /// What became of each pushed change, in order.
     public var results: [Result]
+    /// What became of each pushed draft change, in order (nil: none was pushed).
+    public var draftResults: [DraftResult]?
     /// Where to start again from, when the replica needs it; the ``changes`` follow it.
     public var snapshot: Snapshot?
     /// The changes after the cursor (or the snapshot) within the device's reach, in order.
     public var changes: [Change]
+    /// The drafts within the device's reach that changed after the cursor, as they are now
+    /// (nil: none did).
+    public var drafts: [DraftState]?
     /// The revision the replica has everything up to once it takes this answer in: its next
     /// cursor.
     public var cursor: Revision
@@ -157,15 +225,18 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
 
     /// An answer.
     public init(
-        device: String, role: AccessRole, scope: ScopePath, results: [Result], snapshot: Snapshot?, changes: [Change],
-        cursor: Revision, more: Bool? = nil, newest: Revision
+        device: String, role: AccessRole, scope: ScopePath, results: [Result], draftResults: [DraftResult]? = nil,
+        snapshot: Snapshot?, changes: [Change], drafts: [DraftState]? = nil, cursor: Revision, more: Bool? = nil,
+        newest: Revision
     ) {
         self.device = device
         self.role = role
         self.scope = scope
         self.results = results
+        self.draftResults = draftResults
         self.snapshot = snapshot
         self.changes = changes
+        self.drafts = drafts
         self.cursor = cursor
         self.more = more
         self.newest = newest

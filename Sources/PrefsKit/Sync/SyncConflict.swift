@@ -46,6 +46,15 @@ public struct SyncConflict: Codable, Sendable, Hashable {
         public var description: String { rawValue }
         /// The device's change could not be applied; the entry stays as it was.
         public static let refused = Rule(rawValue: "refused")
+        /// Two devices' edits of a draft merged: fields both changed decided by stamp, the text
+        /// merged. The loser holds the draft as the device pushed it.
+        public static let draftMerge = Rule(rawValue: "draft-merge")
+        /// Two devices changed the same words of a draft: the upstream kept one text, and the
+        /// other is a new draft in the same thread, a conflicted copy of the first.
+        public static let conflictedCopy = Rule(rawValue: "conflicted-copy")
+        /// A draft was edited on one device and deleted on another: the edit won, and the draft
+        /// is back.
+        public static let editBeatsDelete = Rule(rawValue: "edit-beats-delete")
 
         public init(from decoder: any Decoder) throws {
             rawValue = try decoder.singleValueContainer().decode(String.self)

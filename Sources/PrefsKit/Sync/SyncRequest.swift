@@ -86,30 +86,45 @@ public struct SyncRequest: Codable, Sendable, Hashable {
     /// The upstream revision the replica has taken in everything up to (0: nothing yet, send a
     /// snapshot).
     public var cursor: Revision
-    /// The device's changes, in sequence order.
+    /// The device's preference changes, in sequence order.
     public var mutations: [Mutation]
+    /// The device's draft changes, in sequence order (the series ``mutations`` share): at most
+    /// one per draft, whose answer the next change of that draft waits for.
+    public var drafts: [DraftMutation]
+    /// Encodes the exchange, leaving out `drafts` when there are none (as a device without
+    /// drafts, or an older one, sends it).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(cursor, forKey: .cursor)
+        try container.encode(mutations, forKey: .mutations)
+        if !drafts.isEmpty { try container.encode(drafts, forKey: .drafts) }
+        try container.encodeIfPresent(wait, forKey: .wait)
+    }
+
     /// How long the upstream may hold the answer, in milliseconds, while it has nothing to send
     /// (a long poll); 0 or nil: answer at once.
     public var wait: Int?
 
     /// An exchange.
-    public init(cursor: Revision, mutations: [Mutation] = [], wait: Int? = nil) {
+    public init(cursor: Revision, mutations: [Mutation] = [], drafts: [DraftMutation] = [], wait: Int? = nil) {
         self.cursor = cursor
         self.mutations = mutations
+        self.drafts = drafts
         self.wait = wait
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case cursor, mutations, wait
+        case cursor, mutations, drafts, wait
     }
 
     /// Decodes an exchange as strictly as every request body: no unknown field, no `null` for a
-    /// field that may only be absent; `mutations` empty when absent.
+    /// field that may only be absent; `mutations` and `drafts` empty when absent.
     public init(from decoder: any Decoder) throws {
         try StrictFields.check(decoder, allowed: CodingKeys.allCases.map(\.stringValue), in: "a sync request")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         cursor = try container.decode(Revision.self, forKey: .cursor)
         mutations = try container.decodeUnlessAbsent([Mutation].self, forKey: .mutations) ?? []
+        drafts = try container.decodeUnlessAbsent([DraftMutation].self, forKey: .drafts) ?? []
         wait = try container.decodeUnlessAbsent(Int.self, forKey: .wait)
     }
 }

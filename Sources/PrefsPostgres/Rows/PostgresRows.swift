@@ -9,7 +9,7 @@ import PrefsKit
 enum PostgresRows {
     static let draftColumns = """
         id, account, thread, position, reply_to, text, content_warning, visibility, language, sensitive, poll,
-        created_at, updated_at, revision
+        created_at, updated_at, revision, conflict_of, deleted_elsewhere
         """
     static let attachmentColumns = """
         id, draft, position, kind, mime_type, filename, byte_size, sha256, alt_text, width, height
@@ -116,7 +116,9 @@ enum PostgresRows {
             poll: try row["poll"].decode(String?.self).map { try JSONDecoder().decode(Draft.Poll.self, from: Data($0.utf8)) },
             createdAt: Date(timeIntervalSince1970: try row["created_at"].decode(Double.self)),
             updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self)),
-            revision: try row["revision"].decode(Int64.self), attachments: attachments[id] ?? [])
+            revision: try row["revision"].decode(Int64.self), attachments: attachments[id] ?? [],
+            conflictOf: try row["conflict_of"].decode(String?.self).flatMap(UUID.init(uuidString:)),
+            deletedElsewhere: try row["deleted_elsewhere"].decode(Bool?.self))
     }
 
     private static func attachment(_ row: PostgresRow) throws -> Attachment {

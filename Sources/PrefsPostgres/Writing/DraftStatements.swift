@@ -13,7 +13,7 @@ enum DraftStatements {
         VALUES (\(draft.id.uuidString), \(draft.account), \(draft.thread), \(draft.position), \(draft.replyTo),
             \(draft.text), \(draft.contentWarning), \(draft.visibility.rawValue), \(draft.language), \(draft.sensitive),
             \(pollText(draft)), \(draft.createdAt.timeIntervalSince1970), \(draft.updatedAt.timeIntervalSince1970),
-            \(draft.revision))
+            \(draft.revision), \(draft.conflictOf?.uuidString), \(draft.deletedElsewhere))
         """
     }
 
@@ -23,7 +23,8 @@ enum DraftStatements {
             reply_to = \(draft.replyTo), text = \(draft.text), content_warning = \(draft.contentWarning),
             visibility = \(draft.visibility.rawValue), language = \(draft.language), sensitive = \(draft.sensitive),
             poll = \(pollText(draft)), created_at = \(draft.createdAt.timeIntervalSince1970),
-            updated_at = \(draft.updatedAt.timeIntervalSince1970), revision = \(draft.revision)
+            updated_at = \(draft.updatedAt.timeIntervalSince1970), revision = \(draft.revision),
+            conflict_of = \(draft.conflictOf?.uuidString), deleted_elsewhere = \(draft.deletedElsewhere)
         WHERE id = \(draft.id.uuidString)
         """
     }

@@ -95,6 +95,7 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         }
         for row in try run(TokenRows.all) { builder.addToken(try TokenRows.token(row)) }
         builder.replica = try SyncRows.replica(record: run(SyncRows.replicaRecord), outbox: run(SyncRows.outbox), bases: run(SyncRows.bases))
+        try DraftSyncRows.load(outbox: run(DraftSyncRows.outbox), bases: run(DraftSyncRows.bases), into: &builder.replica)
         return builder.snapshot(
             newestRevision: try bounds["newest_revision"].decode(Int64.self),
             oldestRevision: try bounds["oldest_revision"].decode(Int64.self))
@@ -376,6 +377,14 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         try pending.insert(conflict)
     }
 
+    func draftVersion(of id: UUID, at revision: Int64?) throws -> DraftVersion? {
+        try write(DraftSyncRows.draftVersion(of: id, at: revision)).first.map(DraftSyncRows.draftVersion)
+    }
+
+    func storeDraftVersion(_ version: DraftVersion, time: Double) throws {
+        for query in try DraftSyncRows.storeDraftVersion(version, time: time) { try write(query) }
+    }
+
     // MARK: Sync, a replica's side, written at once
 
     func storeReplicaRecord(_ record: ReplicaRecord) throws {
@@ -386,9 +395,18 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         try write(SyncRows.appendOutbox(mutation))
     }
 
+    func appendDraftOutbox(_ mutation: DraftMutation) throws {
+        try write(DraftSyncRows.appendDraftOutbox(mutation))
+    }
+
     func deleteOutbox(sequences: [Int64]) throws {
         guard !sequences.isEmpty else { return }
         try write(SyncRows.deleteOutbox(sequences: sequences))
+        try write(DraftSyncRows.deleteDraftOutbox(sequences: sequences))
+    }
+
+    func storeDraftBase(_ base: DraftBase?, for id: UUID) throws {
+        try write(DraftSyncRows.storeDraftBase(base, for: id))
     }
 
     func storeSyncBase(_ base: SyncBase?, for entry: SyncEntry) throws {

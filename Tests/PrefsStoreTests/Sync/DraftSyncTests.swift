@@ -1,0 +1,172 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import PrefsStore
+import Testing
+
+/// Drafts across devices, each rule on a small scene: an upstream and two replicas in one
+/// process, exchanging directly (``SyncBench``).
+@Suite("Draft sync")
+struct DraftSyncTests {
+    static let first = "Morning walk by the river, the light low and gold over the water."
+    static let second = "Lunch at the market with friends, bread and cheese in the sun."
+    static let text = first + "\n\n" + second
+
+    /// A bench with a laptop and a desktop of alice, in step, and a draft of alice's made on the
+    /// laptop that both have.
+    func benchWithDraft() async throws -> (SyncBench, EmbeddedStore, EmbeddedStore, Draft) {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: Self.text, thread: "trip"))
+        try await bench.syncAll()
+        return (bench, laptop, desktop, draft)
+    }
+
+    @Test("a draft made on one device reaches the other, its watchers told, and an edit comes back")
+    func draftTravels() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        try await bench.syncAll()
+        var events = desktop.watch(WatchRequest(account: "alice")).makeAsyncIterator()
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "Hello", thread: "t", language: "en"))
+        try await bench.sync("laptop")
+        try await bench.sync("desktop")
+        let there = try await desktop.draft(draft.id)
+        #expect(there.text == "Hello" && there.thread == "t" && there.language == "en")
+        #expect(try await bench.upstream.draft(draft.id).text == "Hello")
+        let event = try await events.next()
+        #expect(event?.kind == .draftCreated && event?.draft == draft.id.uuidString)
+        var patch = DraftPatch()
+        patch.text = .set("Hello, world")
+        _ = try await desktop.updateDraft(draft.id, patch, ifRevision: nil)
+        try await bench.syncAll()
+        #expect(try await laptop.draft(draft.id).text == "Hello, world")
+        #expect(try await bench.upstream.conflicts(ConflictQuery()).isEmpty)
+        await bench.close()
+    }
+
+    @Test("edits of different paragraphs and fields on two devices both survive; the merge is recorded")
+    func differentPartsMerge() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        var onLaptop = DraftPatch()
+        onLaptop.text = .set(Self.first.replacingOccurrences(of: "Morning", with: "Early morning") + "\n\n" + Self.second)
+        onLaptop.contentWarning = .set("food")
+        _ = try await laptop.updateDraft(draft.id, onLaptop, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var onDesktop = DraftPatch()
+        onDesktop.text = .set(Self.first + "\n\n" + Self.second.replacingOccurrences(of: "friends", with: "old friends"))
+        onDesktop.language = .set("en")
+        _ = try await desktop.updateDraft(draft.id, onDesktop, ifRevision: nil)
+        try await bench.sync("laptop")
+        try await bench.sync("desktop")
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            let merged = try await store.draft(draft.id)
+            #expect(merged.text.contains("Early morning") && merged.text.contains("old friends"), "\(merged.text)")
+            #expect(merged.contentWarning == "food" && merged.language == "en")
+            #expect(try await store.drafts(account: "alice", thread: nil).count == 1)
+        }
+        let conflicts = try await bench.upstream.conflicts(ConflictQuery())
+        #expect(conflicts.map(\.rule) == [.draftMerge])
+        #expect(conflicts.first?.key == "draft:\(draft.id.uuidString)" && conflicts.first?.losers.first?.device == "desktop")
+        await bench.close()
+    }
+
+    @Test("two devices changing the same words: one text stays, the other is a conflicted copy in the same thread")
+    func sameWordsMakeACopy() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        var onLaptop = DraftPatch()
+        onLaptop.text = .set(Self.text.replacingOccurrences(of: "low and gold", with: "pale and silver"))
+        _ = try await laptop.updateDraft(draft.id, onLaptop, ifRevision: nil)
+        var onDesktop = DraftPatch()
+        onDesktop.text = .set(Self.text.replacingOccurrences(of: "low and gold", with: "red as fire"))
+        _ = try await desktop.updateDraft(draft.id, onDesktop, ifRevision: nil)
+        try await bench.sync("laptop")
+        try await bench.sync("desktop")
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            let thread = try await store.drafts(account: "alice", thread: "trip")
+            #expect(thread.count == 2)
+            let original = try #require(thread.first { $0.id == draft.id })
+            let copy = try #require(thread.first { $0.id != draft.id })
+            #expect(original.text.contains("pale and silver"))
+            #expect(copy.text.contains("red as fire") && copy.conflictOf == draft.id)
+            #expect(copy.position == (original.position ?? 0) + 1)
+        }
+        let conflict = try #require(try await bench.upstream.conflicts(ConflictQuery()).first)
+        #expect(conflict.rule == .conflictedCopy && conflict.detail?.contains("conflicted copy") == true)
+        // The replicas keep the conflict too.
+        #expect(try await laptop.conflicts(ConflictQuery()).map(\.revision) == [conflict.revision])
+        await bench.close()
+    }
+
+    @Test("an edit beats a delete: the draft comes back, marked, whichever device synced first")
+    func editBeatsDelete() async throws {
+        for deleterFirst in [true, false] {
+            let (bench, laptop, desktop, draft) = try await benchWithDraft()
+            try await laptop.deleteDraft(draft.id, ifRevision: nil)
+            var patch = DraftPatch()
+            patch.text = .set(Self.text + " Then home.")
+            _ = try await desktop.updateDraft(draft.id, patch, ifRevision: nil)
+            for device in deleterFirst ? ["laptop", "desktop"] : ["desktop", "laptop"] { try await bench.sync(device) }
+            try await bench.syncAll()
+            for store in [bench.upstream, laptop, desktop] {
+                let back = try await store.draft(draft.id)
+                #expect(back.text.hasSuffix("Then home."), "deleter first: \(deleterFirst)")
+            }
+            #expect(try await bench.upstream.draft(draft.id).deletedElsewhere == (deleterFirst ? true : nil))
+            #expect(try await bench.upstream.conflicts(ConflictQuery()).map(\.rule) == [.editBeatsDelete])
+            await bench.close()
+        }
+    }
+
+    @Test("a delete travels to a device that did not change the draft")
+    func deleteTravels() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        try await laptop.deleteDraft(draft.id, ifRevision: nil)
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            await #expect(throws: PrefsError.self) { try await store.draft(draft.id) }
+        }
+        await bench.close()
+    }
+
+    @Test("a push whose answer was lost is taken in once, and an edit made meanwhile follows it")
+    func lostAnswerThenEdit() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        var first = DraftPatch()
+        first.text = .set(Self.text + " One.")
+        _ = try await laptop.updateDraft(draft.id, first, ifRevision: nil)
+        // Pushed and applied, but the answer never arrives.
+        let request = try #require(laptop.syncRequest(pushing: true))
+        #expect(request.drafts.count == 1)
+        _ = try await bench.upstream.exchange(request, grant: bench.replicas["laptop"]!.transport.grant, context: WriteContext())
+        var second = DraftPatch()
+        second.text = .set(Self.text + " One. Two.")
+        _ = try await laptop.updateDraft(draft.id, second, ifRevision: nil)
+        // Only the first is in flight: the second waits for its answer.
+        #expect(laptop.syncRequest(pushing: true)?.drafts.map(\.seq) == request.drafts.map(\.seq))
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            #expect(try await store.draft(draft.id).text == Self.text + " One. Two.")
+            #expect(try await store.drafts(account: "alice", thread: nil).count == 1)
+        }
+        #expect(try await bench.upstream.conflicts(ConflictQuery()).isEmpty)
+        await bench.close()
+    }
+
+    @Test("a device's drafts stay within its token's scope")
+    func draftsStayWithinScope() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        _ = try await bench.upstream.createDraft(DraftInput(account: "bob", text: "bob's"))
+        _ = try await bench.upstream.createDraft(DraftInput(account: "alice", text: "alice's"))
+        try await bench.syncAll()
+        #expect(try await laptop.drafts(account: nil, thread: nil).map(\.text) == ["alice's"])
+        await #expect(throws: PrefsError.self) { try await laptop.createDraft(DraftInput(account: "bob", text: "no")) }
+        #expect(laptop.replicaStatus?.outbox == 0)
+        await bench.close()
+    }
+}
