@@ -82,7 +82,7 @@ enum DraftPresentation {
     }
 
     /// The text's first line, cut to ``summaryLength`` characters; `-` for no text.
-    private static func summary(_ text: String) -> String {
+    static func summary(_ text: String) -> String {
         let firstLine = text.prefix { !$0.isNewline }
         guard !firstLine.isEmpty else { return "-" }
         return firstLine.count > summaryLength ? firstLine.prefix(summaryLength - 1) + "…" : String(firstLine)

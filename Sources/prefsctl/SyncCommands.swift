@@ -139,8 +139,8 @@ struct ConflictsCommand: AsyncParsableCommand {
             for conflict in conflicts {
                 rows.append([
                     String(conflict.revision), Output.localTime(conflict.time), conflict.key,
-                    conflict.scope.path, conflict.rule.rawValue, Self.side(conflict.winner),
-                    conflict.losers.map(Self.side).joined(separator: "; "),
+                    conflict.scope.path, conflict.rule.rawValue, Self.side(conflict.winner, of: conflict),
+                    conflict.losers.map { Self.side($0, of: conflict) }.joined(separator: "; "),
                 ])
             }
             Output.table(rows)
@@ -150,9 +150,11 @@ struct ConflictsCommand: AsyncParsableCommand {
         }
     }
 
-    /// A side as people read it: its value (or `(none)`), and the device that made it (or the
-    /// upstream).
-    static func side(_ side: SyncConflict.Side) -> String {
-        "\(side.value.map(Output.text) ?? "(none)") (\(side.device ?? "upstream"))"
+    /// A side of `conflict` as people read it: its value (or `(none)`) — a draft's by the start
+    /// of its text — and the device that made it (or the upstream).
+    static func side(_ side: SyncConflict.Side, of conflict: SyncConflict) -> String {
+        let draft = conflict.key.hasPrefix("draft:") ? side.value.flatMap { try? WireJSON.decode(Draft.self, from: $0.canonicalData) } : nil
+        let value = draft.map { "draft \"\(DraftPresentation.summary($0.text))\"" } ?? side.value.map(Output.text) ?? "(none)"
+        return "\(value) (\(side.device ?? "upstream"))"
     }
 }

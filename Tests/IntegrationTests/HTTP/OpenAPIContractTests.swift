@@ -152,6 +152,7 @@ import Testing
             "Draft", "Poll", "Attachment", "DraftValidation", "ValidationProblem", "DraftInput", "DraftPatch",
             "AttachmentPatch", "AttachmentResult", "DraftList", "ThreadAnswer", "WatchEvent", "PreferenceValue",
             "SyncRequest", "Mutation", "SyncAnswer", "Result", "Change", "Snapshot", "SyncConflict", "Side", "SyncStatus",
+            "DraftMutation", "DraftResult", "DraftState",
         ] {
             #expect(document.schemas[name] != nil, "openapi.yaml has no components/schemas/\(name)")
         }
@@ -232,7 +233,12 @@ import Testing
             contentWarning: "cw", visibility: .unlisted, language: "pt-BR", sensitive: true, poll: poll,
             createdAt: Date(timeIntervalSince1970: 1_800_000_000.123), updatedAt: Date(), revision: 3,
             attachments: [attachment])
-        try checkEvery([draft], as: "Draft")
+        var copy = draft
+        copy.id = UUID()
+        copy.attachments = []
+        copy.conflictOf = draftID
+        copy.deletedElsewhere = true
+        try checkEvery([draft, copy], as: "Draft")
         try checkEvery([poll], as: "Poll")
         try checkEvery([attachment], as: "Attachment")
         let problem = ValidationProblem(code: "too_long", field: "text", message: "Too long.")
@@ -323,27 +329,40 @@ import Testing
             author: "alice (prefsctl)", reason: "Why.")
         let reset = SyncRequest.Mutation(seq: 4, key: "ui.tags", scope: "/accounts/alice", value: nil, base: 8, stamp: stamp)
         try checkEvery([mutation, reset], as: "Mutation")
-        let syncRequest = SyncRequest(cursor: 7, mutations: [mutation, reset], wait: 25_000)
+        var pushed = draft
+        (pushed.createdAt, pushed.updatedAt) = (Date(timeIntervalSince1970: 1_800_000_000), Date(timeIntervalSince1970: 1_800_000_001))
+        let draftChange = DraftMutation(
+            seq: 5, id: draftID, base: 2, draft: pushed, stamp: stamp, stamps: [.text: stamp, .language: stamp],
+            author: "alice (prefsctl)", reason: "Why.")
+        let draftDelete = DraftMutation(seq: 6, id: copy.id, base: 1, draft: nil, stamp: stamp)
+        try checkEvery([draftChange, draftDelete], as: "DraftMutation")
+        let syncRequest = SyncRequest(cursor: 7, mutations: [mutation, reset], drafts: [draftChange, draftDelete], wait: 25_000)
         try checkEvery([syncRequest], as: "SyncRequest")
         try roundTrips(syncRequest)
         let syncResult = SyncAnswer.Result(
             seq: 3, outcome: .resolved, key: "ui.tags", scope: "/accounts/alice", revision: 9, value: ["a", "b"], conflict: 10)
         try checkEvery([syncResult], as: "Result")
+        let draftResult = SyncAnswer.DraftResult(
+            seq: 5, outcome: .resolved, id: draftID, revision: 4, draft: draft, deleted: nil, copy: copy, conflict: 10)
+        let draftGone = SyncAnswer.DraftResult(seq: 6, outcome: .applied, id: copy.id, revision: 2, draft: nil, deleted: true)
+        try checkEvery([draftResult, draftGone], as: "DraftResult")
+        let draftState = SyncAnswer.DraftState(id: draftID, revision: 4, draft: draft)
+        try checkEvery([draftState, SyncAnswer.DraftState(id: copy.id, revision: 2, draft: nil)], as: "DraftState")
         let syncChange = SyncAnswer.Change(
             revision: 11, kind: .set, key: "ui.tags", scope: "/accounts/alice", value: ["a"], stamp: stamp, author: "token:laptop",
             reason: "Why.")
         try checkEvery([syncChange], as: "Change")
         let snapshot = SyncAnswer.Snapshot(
             revision: 11, values: [.init(key: "ui.tags", scope: "/accounts", value: ["x"], revision: 5)],
-            locks: [.init(key: "ui.tags", scope: "/", revision: 6)], schemas: ["ui.tags": schema])
+            locks: [.init(key: "ui.tags", scope: "/", revision: 6)], schemas: ["ui.tags": schema], drafts: [draft])
         try checkEvery([snapshot], as: "Snapshot")
         try checkEvery([snapshot.values[0]], as: "SnapshotValue")
         try checkEvery([snapshot.locks[0]], as: "SnapshotLock")
         try checkEvery(
             [
                 SyncAnswer(
-                    device: "laptop", role: .writer, scope: "/accounts/alice", results: [syncResult], snapshot: snapshot,
-                    changes: [syncChange], cursor: 11, more: true, newest: 12)
+                    device: "laptop", role: .writer, scope: "/accounts/alice", results: [syncResult], draftResults: [draftResult],
+                    snapshot: snapshot, changes: [syncChange], drafts: [draftState], cursor: 11, more: true, newest: 12)
             ], as: "SyncAnswer")
         try checkEvery([SyncStreamRequest(id: 1, request: syncRequest)], as: "SyncStreamRequest")
         try checkEvery(
@@ -373,7 +392,8 @@ import Testing
                     conflicts: 1)
             ], as: "SyncStatus")
         let rules = Set(document.enumValues(of: "SyncConflict", property: "rule"))
-        #expect(rules == Set(MergeRule.allCases.map(\.rawValue) + ["refused"]), "SyncConflict.rule: \(rules.sorted())")
+        let draftRules = [SyncConflict.Rule.draftMerge, .conflictedCopy, .editBeatsDelete].map(\.rawValue)
+        #expect(rules == Set(MergeRule.allCases.map(\.rawValue) + ["refused"] + draftRules), "SyncConflict.rule: \(rules.sorted())")
         let changeKinds = Set(document.enumValues(of: "Change", property: "kind"))
         #expect(changeKinds == ["set", "reset", "lock", "unlock", "schema", "conflict"], "Change.kind: \(changeKinds.sorted())")
 

@@ -1,0 +1,122 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import TestHarness
+import Testing
+
+/// Drafts between devices, all real daemons driven with prefsctl (``SyncTests``' upstream and
+/// devices): a draft edited on two devices while their upstream was away — different paragraphs
+/// merged, the same sentence kept as a conflicted copy that `drafts list` marks — and an edit
+/// against a delete, which brings the draft back.
+@Suite("Drafts between devices", .timeLimit(.minutes(5)))
+struct DraftSyncProcessTests {
+    static let first = "Morning walk by the river, the light low and gold over the water."
+    static let second = "Lunch at the market with friends, bread and cheese in the sun."
+
+    /// `prefsctl --json drafts show ID` on `daemon`, decoded.
+    static func show(_ id: String, on daemon: Daemon, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Draft {
+        let shown = try await daemon.prefsctl("--json", "drafts", "show", id)
+        #expect(shown.status == 0, "\(shown.stderr)", sourceLocation: sourceLocation)
+        return try WireJSON.decode(Draft.self, from: Data(shown.stdout.utf8))
+    }
+
+    /// Alice's drafts on `daemon`, decoded.
+    static func list(on daemon: Daemon) async throws -> [Draft] {
+        struct Listing: Decodable { var drafts: [Draft] }
+        let listed = try await daemon.prefsctl("--json", "drafts", "list", "--account", "alice")
+        #expect(listed.status == 0, "\(listed.stderr)")
+        return try WireJSON.decode(Listing.self, from: Data(listed.stdout.utf8)).drafts
+    }
+
+    @Test func draftsEditedOnTwoDevicesWhileApartAreMergedOrKeptAsACopy() async throws {
+        let (upstream, port) = try await SyncTests.upstream()
+        let url = "http://127.0.0.1:\(port)"
+        let laptop = try await SyncTests.device(of: url, secret: try await SyncTests.deviceToken("laptop", on: upstream))
+        let phone = try await SyncTests.device(of: url, secret: try await SyncTests.deviceToken("phone", on: upstream))
+        let text = Self.first + "\n\n" + Self.second
+        let created = try await laptop.prefsctl("drafts", "create", "--account", "alice", "--thread", "trip", "--text", text)
+        #expect(created.status == 0, "\(created.stderr)")
+        let id = created.output
+        try await SyncTests.syncWait(laptop)
+        try await SyncTests.syncWait(phone)
+        #expect(try await Self.show(id, on: phone).text == text)
+
+        // Apart: each device edits its own paragraph, and a field.
+        await upstream.expectCleanStop()
+        let early = text.replacingOccurrences(of: "Morning", with: "Early morning")
+        #expect(try await laptop.prefsctl("drafts", "edit", id, "--text", early, "--cw", "food").status == 0)
+        let friends = text.replacingOccurrences(of: "friends", with: "old friends")
+        #expect(try await phone.prefsctl("drafts", "edit", id, "--text", friends, "--language", "en").status == 0)
+        try await upstream.start()
+        for device in [laptop, phone, laptop] { try await SyncTests.syncWait(device) }
+        for daemon in [upstream, laptop, phone] {
+            let merged = try await Self.show(id, on: daemon)
+            #expect(merged.text.contains("Early morning") && merged.text.contains("old friends"), "\(merged.text)")
+            #expect(merged.contentWarning == "food" && merged.language == "en", "\(merged)")
+        }
+
+        // Apart again: both change the same words. One text stays; the other is a copy.
+        await upstream.expectCleanStop()
+        let merged = try await Self.show(id, on: laptop).text
+        let silver = merged.replacingOccurrences(of: "low and gold", with: "pale and silver")
+        #expect(try await laptop.prefsctl("drafts", "edit", id, "--text", silver).status == 0)
+        let fire = merged.replacingOccurrences(of: "low and gold", with: "red as fire")
+        #expect(try await phone.prefsctl("drafts", "edit", id, "--text", fire).status == 0)
+        try await upstream.start()
+        for device in [laptop, phone, laptop] { try await SyncTests.syncWait(device) }
+        for daemon in [upstream, laptop, phone] {
+            let drafts = try await Self.list(on: daemon)
+            #expect(drafts.count == 2, "\(drafts)")
+            let texts = drafts.map(\.text)
+            #expect(texts.contains { $0.contains("pale and silver") } && texts.contains { $0.contains("red as fire") }, "\(texts)")
+            let copy = try #require(drafts.first { $0.conflictOf != nil })
+            #expect(copy.conflictOf?.uuidString.hasPrefix(id.uppercased()) == true || copy.conflictOf?.uuidString == id, "\(copy)")
+            #expect(copy.thread == "trip")
+        }
+        let table = try await phone.prefsctl("drafts", "list", "--account", "alice")
+        #expect(table.stdout.contains("(conflicted copy of "), "\(table.stdout)")
+        let conflicts = try await upstream.prefsctl("conflicts")
+        for rule in ["draft-merge", "conflicted-copy"] {
+            #expect(conflicts.stdout.contains(rule), "prefsctl conflicts shows \(rule): \(conflicts.stdout)")
+        }
+
+        await laptop.expectCleanStop()
+        await phone.expectCleanStop()
+        await upstream.expectCleanStop()
+    }
+
+    @Test func anEditOnOneDeviceBeatsADeleteOnTheOther() async throws {
+        let (upstream, port) = try await SyncTests.upstream()
+        let url = "http://127.0.0.1:\(port)"
+        let laptop = try await SyncTests.device(of: url, secret: try await SyncTests.deviceToken("laptop", on: upstream))
+        // The phone reaches the upstream through a proxy that can cut it off.
+        let proxy = try FaultProxy(to: port)
+        let phone = try await SyncTests.device(
+            of: "http://127.0.0.1:\(proxy.port)", secret: try await SyncTests.deviceToken("phone", on: upstream))
+        let id = try await laptop.prefsctl("drafts", "create", "--account", "alice", "--text", "Keep me").output
+        try await SyncTests.syncWait(laptop)
+        try await SyncTests.syncWait(phone)
+
+        // The phone is cut off and edits; the laptop deletes, and its delete reaches the upstream.
+        proxy.partition()
+        #expect(try await phone.prefsctl("drafts", "edit", id, "--text", "Keep me, edited").status == 0)
+        #expect(try await laptop.prefsctl("drafts", "delete", id).status == 0)
+        try await SyncTests.syncWait(laptop)
+        #expect(try await upstream.prefsctl("drafts", "show", id).status == 3, "deleted on the upstream")
+        proxy.heal()
+        for device in [phone, laptop] { try await SyncTests.syncWait(device) }
+        for daemon in [upstream, laptop, phone] {
+            let back = try await Self.show(id, on: daemon)
+            #expect(back.text == "Keep me, edited" && back.deletedElsewhere == true, "\(back)")
+        }
+        let table = try await laptop.prefsctl("drafts", "list", "--account", "alice")
+        #expect(table.stdout.contains("(deleted elsewhere)"), "\(table.stdout)")
+        let conflicts = try await upstream.prefsctl("conflicts")
+        #expect(conflicts.stdout.contains("edit-beats-delete"), "\(conflicts.stdout)")
+
+        await laptop.expectCleanStop()
+        await phone.expectCleanStop()
+        await upstream.expectCleanStop()
+        proxy.close()
+    }
+}
