@@ -153,7 +153,7 @@ struct ConflictsCommand: AsyncParsableCommand {
     /// A side of `conflict` as people read it: its value (or `(none)`) — a draft's by the start
     /// of its text — and the device that made it (or the upstream).
     static func side(_ side: SyncConflict.Side, of conflict: SyncConflict) -> String {
-        let draft = conflict.key.hasPrefix("draft:") ? side.value.flatMap { try? WireJSON.decode(Draft.self, from: $0.canonicalData) } : nil
+        let draft = conflict.draft != nil ? side.value.flatMap { try? WireJSON.decode(Draft.self, from: $0.canonicalData) } : nil
         let value = draft.map { "draft \"\(DraftPresentation.summary($0.text))\"" } ?? side.value.map(Output.text) ?? "(none)"
         return "\(value) (\(side.device ?? "upstream"))"
     }

@@ -245,7 +245,9 @@ extension PrefsEngine {
         try await restoreLoser(of: try await self.conflict(at: conflict), loser: loser, context: libraryCall)
     }
 
-    /// ``restoreLoser(ofConflict:loser:)`` of `conflict`, made in `context`.
+    /// ``restoreLoser(ofConflict:loser:)`` of `conflict`, made in `context`: a preference's
+    /// value set (or reset) again; a draft made what the loser held (or deleted, for a delete
+    /// that lost).
     package func restoreLoser(of conflict: SyncConflict, loser: Int, context: WriteContext) async throws -> WriteResult {
         guard conflict.losers.indices.contains(loser) else {
             throw PrefsError(
@@ -253,6 +255,13 @@ extension PrefsEngine {
         }
         var context = context
         if context.origin.reason == nil { context.origin.reason = "restored the loser of conflict \(conflict.revision)" }
+        if let draft = conflict.draft {
+            let restored = try conflict.losers[loser].value.map { try WireJSON.decode(Draft.self, from: $0.canonicalData) }
+            return try await write(context) { batch in
+                try batch.restoreDraft(draft, to: restored)
+                return WriteResult(revision: batch.revision)
+            }
+        }
         let name = try KeyName(conflict.key)
         guard let value = conflict.losers[loser].value else {
             return try await reset(name, scope: conflict.scope, recursive: false, ifRevision: nil, context: context)

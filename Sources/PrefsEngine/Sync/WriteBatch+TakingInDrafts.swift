@@ -139,6 +139,21 @@ extension WriteBatch {
         }
     }
 
+    /// Makes draft `id` `draft` again (nil: deletes it) — a conflict's loser restored — through
+    /// the same changes a client's would make; on a replica, pushed like any.
+    func restoreDraft(_ id: UUID, to draft: Draft?) throws {
+        switch (try connection.draft(id), draft) {
+        case (nil, nil):
+            return
+        case (let current?, nil):
+            try deleteDraft(current.id, ifRevision: nil)
+        case (nil, let draft?):
+            _ = try create(draft, conflictOf: draft.conflictOf, deletedElsewhere: nil)
+        case (let current?, let draft?):
+            _ = try replace(current, with: draft)
+        }
+    }
+
     /// Creates `draft` as a device made it, under its ID, its attachments referencing bytes stored
     /// here.
     private func create(_ draft: Draft, conflictOf: UUID?, deletedElsewhere: Bool?) throws -> Draft {
@@ -197,7 +212,7 @@ extension WriteBatch {
         let scope = try account.map(Self.accountScope) ?? .root
         let lastStamp = try connection.draftVersion(of: id, at: nil)?.stamps.values.max()
         return try recordConflict(
-            entry: SyncEntry(key: "draft:\(id.uuidString)", scope: scope), rule: rule,
+            entry: SyncEntry(key: SyncConflict.draftKeyPrefix + id.uuidString, scope: scope), rule: rule,
             winner: .init(
                 value: try winner?.jsonValue, device: lastStamp.flatMap { $0.device.isEmpty ? nil : $0.device }, stamp: lastStamp,
                 revision: winner?.revision),

@@ -68,7 +68,7 @@ public struct SyncConflict: Codable, Sendable, Hashable {
 
     /// The revision of the conflict's `conflict` change: its identifier.
     public var revision: Revision
-    /// The key.
+    /// The key; for a draft's conflict, `draft:` and the draft's ID (``draft``).
     public var key: String
     /// The scope of the entry both changes were made at.
     public var scope: ScopePath
@@ -97,5 +97,16 @@ public struct SyncConflict: Codable, Sendable, Hashable {
         self.losers = losers
         self.time = time
         self.detail = detail
+    }
+}
+
+extension SyncConflict {
+    /// How a draft's conflict's ``key`` begins: `draft:` and the draft's ID.
+    public static let draftKeyPrefix = "draft:"
+
+    /// The draft whose conflict this is (its key `draft:<ID>`); nil for a preference's.
+    public var draft: UUID? {
+        guard key.hasPrefix(Self.draftKeyPrefix) else { return nil }
+        return UUID(uuidString: String(key.dropFirst(Self.draftKeyPrefix.count)))
     }
 }

@@ -122,6 +122,33 @@ struct DraftSyncTests {
         }
     }
 
+    @Test("a merge's loser can be put back: the draft becomes what the device pushed, on every device")
+    func restoreALoser() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        var onLaptop = DraftPatch()
+        onLaptop.visibility = .set(.direct)
+        _ = try await laptop.updateDraft(draft.id, onLaptop, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var onDesktop = DraftPatch()
+        onDesktop.visibility = .set(.unlisted)
+        onDesktop.text = .set(Self.text + " Desktop's.")
+        _ = try await desktop.updateDraft(draft.id, onDesktop, ifRevision: nil)
+        try await bench.sync("desktop")
+        try await bench.sync("laptop")
+        try await bench.syncAll()
+        // The desktop's later visibility won; the laptop's change is the loser.
+        #expect(try await bench.upstream.draft(draft.id).visibility == .unlisted)
+        let conflict = try #require(try await bench.upstream.conflicts(ConflictQuery()).first)
+        #expect(conflict.draft == draft.id && conflict.rule == .draftMerge && conflict.losers.first?.device == "laptop")
+        _ = try await laptop.restoreLoser(ofConflict: conflict.revision, loser: 0)
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            let restored = try await store.draft(draft.id)
+            #expect(restored.visibility == .direct && restored.text == Self.text, "\(restored)")
+        }
+        await bench.close()
+    }
+
     @Test("a delete travels to a device that did not change the draft")
     func deleteTravels() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()
