@@ -1,3 +1,4 @@
+import Foundation
 import SeededRandom
 
 /// Seeded drafts for the merge section, and two devices' edits of each: they replay exactly
@@ -37,6 +38,19 @@ struct MergeDrafts {
         return Case(
             base: text(paragraphs), ours: text(ours), theirs: text(theirs),
             expected: ourParagraph == theirParagraph ? nil : text(both))
+    }
+
+    /// A new draft of ``length`` characters, on its own.
+    mutating func nextDraft() -> String {
+        draft().joined(separator: "\n\n")
+    }
+
+    /// `text` with one of its paragraphs edited as a person would (``edit(_:)``).
+    mutating func edited(_ text: String) -> String {
+        var paragraphs = text.components(separatedBy: "\n\n")
+        let paragraph = pick(paragraphs.count)
+        paragraphs[paragraph] = edit(paragraphs[paragraph])
+        return paragraphs.joined(separator: "\n\n")
     }
 
     /// A draft of `length` characters: paragraphs of two to five sentences of four to eighteen

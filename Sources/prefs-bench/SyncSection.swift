@@ -7,12 +7,13 @@ import Synchronization
 
 /// Sync between devices through an upstream, real daemons on loopback: a write's way from one
 /// device to another's watcher, what the outbox adds to a local write, the bytes on the wire per
-/// synced change, and three devices' offline writes converging.
+/// synced change, a draft's edits between devices, and three devices' offline writes converging.
 enum SyncSection: BenchSection {
     static func measure(_ bench: PrefsBench, into table: inout ResultTable) async throws {
         try latency(bench, into: &table)
         try await localWrites(bench, into: &table)
         try await bytesPerChange(bench, into: &table)
+        try await draftEdits(bench, into: &table)
         try await convergence(bench, into: &table)
     }
 
@@ -61,7 +62,7 @@ enum SyncSection: BenchSection {
         )
     }
 
-    private static func percentiles(_ values: [Double]) -> (p50: Double, p99: Double) {
+    static func percentiles(_ values: [Double]) -> (p50: Double, p99: Double) {
         let sorted = values.sorted()
         return (sorted[sorted.count / 2], sorted[sorted.count * 99 / 100])
     }
