@@ -20,6 +20,14 @@ enum DraftSyncRecords {
         return try body.map { try WireJSON.decoder().decode(DraftVersion.self, from: Data($0.utf8)) }
     }
 
+    static func draftVersions(_ db: Database, of id: UUID, from: Int64, through: Int64) throws -> [DraftVersion] {
+        let decoder = WireJSON.decoder()
+        return try String.fetchAll(
+            db, sql: "SELECT body FROM draft_version WHERE draft = ? AND revision BETWEEN ? AND ? ORDER BY revision",
+            arguments: [id.uuidString, from, through]
+        ).map { try decoder.decode(DraftVersion.self, from: Data($0.utf8)) }
+    }
+
     static func storeDraftVersion(_ db: Database, _ version: DraftVersion, time: Double) throws {
         let body = String(decoding: try WireJSON.encoder().encode(version), as: UTF8.self)
         try db.run("INSERT OR REPLACE INTO draft_version (draft, revision, body, time) VALUES (?, ?, ?, ?)") { row in

@@ -126,6 +126,10 @@ public final class SQLiteStorage: PrefsStorage {
         try await pool.read { db in try DraftRecords.fetchAll(db, account: account, thread: thread) }
     }
 
+    package func draftVersions(of id: UUID, from: Int64, through: Int64) async throws -> [DraftVersion] {
+        try await pool.read { db in try DraftSyncRecords.draftVersions(db, of: id, from: from, through: through) }
+    }
+
     /// Holds the blob, in a write so that no removal can slip between finding it and holding it:
     /// a removal committed before is seen (nil), one after finds the hold and leaves the bytes.
     package func openBlob(_ sha256: String) async throws -> (any BlobReading)? {

@@ -74,7 +74,7 @@ extension SyncSection {
             "sync: bytes on the wire per edit of a 5 000-character draft, A → upstream → B", bytes,
             baseline: ("the draft's bytes", size), target: "≪ 2× (not the draft twice)")
         table.note(
-            "sync, drafts: one draft of \(text.count) characters (\(Int(size)) bytes, MergeDrafts' text) on A, \(samples) edits one at a time (each a PATCH of its text changing one to four words of a paragraph), each waiting for B's draft.updated event; B has it through the upstream. Bytes: all bytes both ways of A's and B's TCP connections to the upstream (counting proxies, deflated sync streams), over the edits. A pushes the draft whole and B is sent it whole, each deflated: what an edit costs is about the draft's deflated size twice, not the edit's."
+            "sync, drafts: one draft of \(text.count) characters (\(Int(size)) bytes, MergeDrafts' text) on A, \(samples) edits one at a time (each a PATCH of its text changing one to four words of a paragraph), each waiting for B's draft.updated event; B has it through the upstream. Bytes: all bytes both ways of A's and B's TCP connections to the upstream (counting proxies, deflated sync streams), over the edits. A pushes each edit's text as a splice of the text of its base, and B is sent it as a step from the revision it has (TextSplice), so an edit costs about its own bytes and the draft's other fields, deflated."
         )
     }
 

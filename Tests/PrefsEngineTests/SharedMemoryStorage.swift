@@ -181,6 +181,8 @@ final class SharedMemoryStorage: PrefsStorage {
 
     func drafts(account: String?, thread: String?) async throws -> [Draft] { [] }
 
+    func draftVersions(of id: UUID, from: Int64, through: Int64) async throws -> [DraftVersion] { [] }
+
     func openBlob(_ sha256: String) async throws -> (any BlobReading)? { nil }
 
     func close() {}

@@ -82,6 +82,9 @@ package protocol PrefsStorage: Sendable {
     /// Drafts of an account and/or a thread, ordered by account, thread, position, creation.
     func drafts(account: String?, thread: String?) async throws -> [Draft]
 
+    /// Draft `id`'s versions from revision `from` through `through` that are kept, in order.
+    func draftVersions(of id: UUID, from: Int64, through: Int64) async throws -> [DraftVersion]
+
     /// Opens a blob's bytes for reading: they stay readable, whole, until the reader is closed,
     /// even if the last attachment using them goes meanwhile. Nil if there is no such blob.
     func openBlob(_ sha256: String) async throws -> (any BlobReading)?

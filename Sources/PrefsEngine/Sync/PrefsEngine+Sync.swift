@@ -148,19 +148,30 @@ extension PrefsEngine {
         return (nil, changes, drafts, more ? page.changes.last!.event.revision : through, more)
     }
 
-    /// The drafts `changes` changed, each once, as they are now (a draft gone: at the revision
-    /// its deletion gave it).
+    /// The drafts `changes` changed, each once, as of the last of its changes there (from its
+    /// versions: the replica's cursor moves to the end of `changes`, and what it knows of each
+    /// draft with it). Its text goes as steps from the draft's revision before the first of them —
+    /// the one the replica has — when that is shorter than the text.
     private func draftStates(changedIn changes: [LoggedChange]) async throws -> [SyncAnswer.DraftState] {
         var order: [UUID] = []
-        var lastRevision: [UUID: Int64] = [:]
+        var spans: [UUID: (first: Int64, last: Int64)] = [:]
         for change in changes {
-            guard let text = change.event.draft, let id = UUID(uuidString: text) else { continue }
-            if lastRevision.updateValue(change.event.draftRevision ?? 0, forKey: id) == nil { order.append(id) }
+            guard let text = change.event.draft, let id = UUID(uuidString: text), let revision = change.event.draftRevision else {
+                continue
+            }
+            if let span = spans[id] { spans[id] = (span.first, revision) } else { (spans[id], order) = ((revision, revision), order + [id]) }
         }
         var states: [SyncAnswer.DraftState] = []
         for id in order {
-            let draft = try await storage.draft(id)
-            states.append(SyncAnswer.DraftState(id: id, revision: draft?.revision ?? lastRevision[id] ?? 0, draft: draft))
+            let (first, last) = spans[id]!
+            let versions = try await storage.draftVersions(of: id, from: first - 1, through: last)
+            if let state = SyncAnswer.DraftState(id, versions: versions, from: first - 1, through: last) {
+                states.append(state)
+            } else {
+                // Its versions are not all kept: as it is now, whole.
+                let draft = try await storage.draft(id)
+                states.append(SyncAnswer.DraftState(id: id, revision: draft?.revision ?? last, draft: draft))
+            }
         }
         return states
     }
@@ -311,7 +322,7 @@ extension PrefsEngine {
             replica.pushTurns.give()
         }
         defer { if pushing { replica.pushTurns.give() } }
-        let request = replica.request(pushing: pushing, wait: wait)
+        let request = replica.request(pushing: pushing, wait: wait, now: wallClock.now())
         let outcome: Result<SyncAnswer, any Error>
         do {
             let answer = try await transport.exchange(request)
@@ -328,7 +339,7 @@ extension PrefsEngine {
 
     /// The next request this replica would send (the sim sends it itself).
     package func syncRequest(pushing: Bool, wait: Int? = nil) -> SyncRequest? {
-        replica?.request(pushing: pushing, wait: wait)
+        replica?.request(pushing: pushing, wait: wait, now: wallClock.now())
     }
 
     /// Takes in the upstream's answer: results, snapshot and changes, in one transaction.
@@ -376,5 +387,22 @@ extension SyncAnswer.Change {
             value: change.event.value,
             stamp: change.stamp ?? SyncStamp(milliseconds: Int64(change.time * 1000), counter: 0, device: ""),
             author: change.author?.name, reason: change.reason)
+    }
+}
+
+extension SyncAnswer.DraftState {
+    /// Draft `id` as its `versions` from revision `from` through `through` leave it, its text as
+    /// steps from `from` where that is shorter; nil unless the versions of `from` and after are
+    /// all there.
+    init?(_ id: UUID, versions: [DraftVersion], from: Int64, through: Int64) {
+        guard let last = versions.last, last.revision == through else { return nil }
+        self.init(id: id, revision: through, draft: last.draft)
+        let consecutive = versions.count == Int(through - from) + 1 && versions.first?.revision == from
+        guard consecutive, let lastDraft = last.draft, versions.allSatisfy({ $0.draft != nil }) else { return }
+        let steps = zip(versions, versions.dropFirst()).map { TextSplice(from: $0.draft!.text, to: $1.draft!.text) }
+        let stepBytes = steps.reduce(0) { $0 + $1.insert.utf8.count + 32 }
+        guard stepBytes < lastDraft.text.utf8.count else { return }
+        draft?.text = ""
+        text = TextSteps(from: from, steps: steps)
     }
 }

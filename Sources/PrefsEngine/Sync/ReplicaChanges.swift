@@ -22,6 +22,9 @@ struct ReplicaChanges: Sendable {
     var draftBases: [UUID: DraftBase?] = [:]
     /// How many conflicts the batch took in.
     var conflicts = 0
+    /// Whether the replica must start again from a snapshot: a draft's text came as steps from a
+    /// revision it does not have.
+    var needsSnapshot = false
 }
 
 extension ReplicaChanges {
@@ -36,13 +39,14 @@ extension ReplicaChanges {
         fileprivate var draftOutboxAdded: Int
         fileprivate var draftBases: [UUID: DraftBase?]
         fileprivate var conflicts: Int
+        fileprivate var needsSnapshot: Bool
     }
 
     /// The changes as they stand now.
     var mark: Mark {
         Mark(
             record: record, clock: clock, outboxAdded: outboxAdded.count, outboxRemoved: outboxRemoved, bases: bases,
-            draftOutboxAdded: draftOutboxAdded.count, draftBases: draftBases, conflicts: conflicts)
+            draftOutboxAdded: draftOutboxAdded.count, draftBases: draftBases, conflicts: conflicts, needsSnapshot: needsSnapshot)
     }
 
     /// Forgets what changed since `mark`.
@@ -55,5 +59,6 @@ extension ReplicaChanges {
         draftOutboxAdded.removeSubrange(mark.draftOutboxAdded...)
         draftBases = mark.draftBases
         conflicts = mark.conflicts
+        needsSnapshot = mark.needsSnapshot
     }
 }

@@ -82,12 +82,23 @@ final class SyncReplica: Sendable {
 
     // MARK: Exchanges
 
-    /// The next request: the cursor, and the oldest outbox entries if `pushing`.
-    func request(pushing: Bool, wait: Int?) -> SyncRequest {
+    /// How old a draft's base may be, in seconds, for a change's text to go as an edit of it:
+    /// well within the time the upstream keeps its versions (``DraftVersion/retention``).
+    static let textEditBaseAge: Double = 7 * 24 * 3600
+
+    /// The next request at `now` (seconds since 1970): the cursor, and the oldest outbox entries
+    /// if `pushing` — a draft's text as an edit of the text of its base, where the replica has
+    /// that base and it is recent.
+    func request(pushing: Bool, wait: Int?, now: Double) -> SyncRequest {
         state.withLock { state in
             guard pushing else { return SyncRequest(cursor: state.record.cursor, wait: wait) }
             let mutations = state.nextMutations(limit: Self.mutationsPerExchange)
-            let drafts = state.nextDraftMutations(limit: Self.mutationsPerExchange - mutations.count)
+            let drafts = state.nextDraftMutations(limit: Self.mutationsPerExchange - mutations.count).map { mutation in
+                guard let base = state.draftBases[mutation.id], base.revision == mutation.base, let draft = base.draft,
+                    draft.updatedAt.timeIntervalSince1970 > now - Self.textEditBaseAge
+                else { return mutation }
+                return mutation.sendingText(asEditOf: draft.text)
+            }
             return SyncRequest(cursor: state.record.cursor, mutations: mutations, drafts: drafts, wait: wait)
         }
     }

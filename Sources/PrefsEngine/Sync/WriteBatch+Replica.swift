@@ -124,6 +124,10 @@ extension WriteBatch {
         // Drafts are sent as they are now: whatever the cursor, a later revision is news.
         for state in answer.drafts ?? [] { try takeIn(state) }
         replica!.record.cursor = max(replica!.record.cursor, answer.cursor)
+        if replica!.needsSnapshot {
+            replica!.record.cursor = 0
+            replica!.needsSnapshot = false
+        }
         replica!.record.clock = replica!.clock.latest
         try connection.storeReplicaRecord(replica!.record)
     }

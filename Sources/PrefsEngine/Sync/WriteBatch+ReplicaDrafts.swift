@@ -141,13 +141,27 @@ extension WriteBatch {
         }
     }
 
-    /// Takes in a draft as the upstream has it now, unless the replica knows a later revision of
-    /// it; shows it unless the draft changed here (its change, pushed, is merged by the upstream).
+    /// Takes in a draft as the upstream has it, unless the replica knows a later revision of it
+    /// — its text made whole from the steps that follow the revision the replica has, when it
+    /// came as steps; shows it unless the draft changed here (its change, pushed, is merged by
+    /// the upstream). Steps from a revision the replica does not have (which the protocol never
+    /// sends) make it start again from a snapshot rather than guess.
     func takeIn(_ state: SyncAnswer.DraftState) throws {
-        if let base = draftBase(of: state.id), base.revision >= state.revision { return }
-        try keepDraftBase(DraftBase(revision: state.revision, draft: state.draft), for: state.id)
+        let known = draftBase(of: state.id)
+        if let known, known.revision >= state.revision { return }
+        var draft = state.draft
+        if let text = state.text {
+            guard let known, let knownText = known.draft?.text, known.revision >= text.from,
+                let whole = try? text.steps.dropFirst(Int(known.revision - text.from)).reduce(knownText, { try $1.applied(to: $0) })
+            else {
+                replica!.needsSnapshot = true
+                return
+            }
+            draft?.text = whole
+        }
+        try keepDraftBase(DraftBase(revision: state.revision, draft: draft), for: state.id)
         guard pendingDraftMutations(of: state.id).isEmpty else { return }
-        try placeDraftFromUpstream(state.draft, id: state.id)
+        try placeDraftFromUpstream(draft, id: state.id)
     }
 
     /// Makes the replica's drafts of the accounts within `reach` those of a snapshot (nil: none

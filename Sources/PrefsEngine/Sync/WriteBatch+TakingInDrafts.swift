@@ -17,7 +17,9 @@ extension WriteBatch {
         let current = try connection.draft(mutation.id)
         draftStamps = fieldStamps
         defer { draftStamps = [:] }
+        var mutation = mutation
         do {
+            try mutation.restoreText(from: connection)
             try check(mutation, over: current, from: device, reach: reach)
         } catch let error as PrefsError {
             let conflict = try recordDraftConflict(
@@ -217,6 +219,29 @@ extension WriteBatch {
                 value: try winner?.jsonValue, device: lastStamp.flatMap { $0.device.isEmpty ? nil : $0.device }, stamp: lastStamp,
                 revision: winner?.revision),
             losers: losers, detail: detail)
+    }
+}
+
+extension DraftMutation {
+    /// Makes the draft's text whole where the device sent it as an edit (``textEdit``) of the
+    /// text of its base, as `connection` keeps it.
+    ///
+    /// - Throws: ``PrefsError`` `invalid_request` if the base's version is no longer kept, or the
+    ///   edit does not fit it; the draft keeps the edit's text (and says where it goes).
+    mutating func restoreText(from connection: any WriteConnection) throws {
+        guard let edit = textEdit else { return }
+        textEdit = nil
+        let base = try connection.draftVersion(of: id, at: base)?.draft?.text
+        do {
+            guard let base else {
+                throw PrefsError(.invalidRequest, "The draft's text came as an edit of revision \(self.base), which is no longer kept.")
+            }
+            draft?.text = try edit.applied(to: base)
+        } catch let error as PrefsError {
+            draft?.text = edit.insert
+            throw PrefsError(
+                .invalidRequest, "\(error.message) Its text here is what the edit put in at \(edit.at), removing \(edit.delete) characters.")
+        }
     }
 }
 

@@ -18,8 +18,12 @@ public struct DraftMutation: Codable, Sendable, Hashable {
     /// on: the device had taken in the draft at it; 0: the draft was made on the device and never
     /// synced.
     public var base: Int64
-    /// The draft as the device has it; nil: the device deleted it.
+    /// The draft as the device has it; nil: the device deleted it. Its text is empty when
+    /// ``textEdit`` gives it.
     public var draft: Draft?
+    /// The draft's text as the splice that makes it from the text of its revision ``base`` (which
+    /// both sides have): sent instead of the text when shorter. Nil: the text is ``draft``'s.
+    public var textEdit: TextSplice?
     /// When the device last changed the draft (its delete, for a delete).
     public var stamp: SyncStamp
     /// When the device changed each field since ``base``: a field without a stamp is as the
@@ -32,13 +36,14 @@ public struct DraftMutation: Codable, Sendable, Hashable {
 
     /// A pushed draft change.
     public init(
-        seq: Int64, id: UUID, base: Int64, draft: Draft?, stamp: SyncStamp, stamps: [DraftMerge.Field: SyncStamp] = [:],
-        author: String? = nil, reason: String? = nil
+        seq: Int64, id: UUID, base: Int64, draft: Draft?, textEdit: TextSplice? = nil, stamp: SyncStamp,
+        stamps: [DraftMerge.Field: SyncStamp] = [:], author: String? = nil, reason: String? = nil
     ) {
         self.seq = seq
         self.id = id
         self.base = base
         self.draft = draft
+        self.textEdit = textEdit
         self.stamp = stamp
         self.stamps = stamps
         self.author = author
@@ -46,7 +51,7 @@ public struct DraftMutation: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case seq, id, base, draft, stamp, stamps, author, reason
+        case seq, id, base, draft, textEdit, stamp, stamps, author, reason
     }
 
     /// Decodes a pushed draft change as strictly as every request body: no unknown field, a
@@ -62,6 +67,10 @@ public struct DraftMutation: Codable, Sendable, Hashable {
         if let draft, draft.id != id {
             throw PrefsError(.invalidRequest, "A pushed draft change for \(id.uuidString) carries draft \(draft.id.uuidString).")
         }
+        textEdit = try container.decodeUnlessAbsent(TextSplice.self, forKey: .textEdit)
+        if textEdit != nil, draft == nil || base == 0 {
+            throw PrefsError(.invalidRequest, "A text edit needs a draft and the revision it was made on (a base above 0).")
+        }
         stamp = try container.decode(SyncStamp.self, forKey: .stamp)
         stamps = try container.decodeUnlessAbsent([DraftMerge.Field: SyncStamp].self, forKey: .stamps) ?? [:]
         author = try container.decodeUnlessAbsent(String.self, forKey: .author)
@@ -70,3 +79,17 @@ public struct DraftMutation: Codable, Sendable, Hashable {
 }
 
 extension DraftMerge.Field: CodingKeyRepresentable {}
+
+extension DraftMutation {
+    /// The change as it goes on the wire: its text as a splice of `baseText` (the text of its
+    /// ``base``, as the device took it in) where that is shorter.
+    public func sendingText(asEditOf baseText: String) -> DraftMutation {
+        guard let draft, textEdit == nil, base > 0 else { return self }
+        let splice = TextSplice(from: baseText, to: draft.text)
+        guard splice.insert.utf8.count + 32 < draft.text.utf8.count else { return self }
+        var sent = self
+        sent.draft?.text = ""
+        sent.textEdit = splice
+        return sent
+    }
+}

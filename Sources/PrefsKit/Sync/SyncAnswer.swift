@@ -91,18 +91,39 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
 
     /// A draft as the upstream has it, sent because it changed after the replica's cursor.
     public struct DraftState: Codable, Sendable, Hashable {
+        /// How the draft's text went from one revision to the next, from a revision the replica
+        /// has: sent instead of the text when shorter.
+        public struct TextSteps: Codable, Sendable, Hashable {
+            /// The revision the first step starts from: the draft's revision as of the replica's
+            /// cursor.
+            public var from: Int64
+            /// One splice per revision after it, up to the state's (an empty one where the text
+            /// did not change): a replica whose draft is at a later revision than ``from`` skips
+            /// the steps it has.
+            public var steps: [TextSplice]
+
+            /// Steps from `from`.
+            public init(from: Int64, steps: [TextSplice]) {
+                self.from = from
+                self.steps = steps
+            }
+        }
+
         /// The draft.
         public var id: UUID
         /// Its revision at the upstream; of its deletion if it is gone.
         public var revision: Int64
-        /// The draft; nil: deleted.
+        /// The draft; nil: deleted. Its text is empty when ``text`` gives it.
         public var draft: Draft?
+        /// The draft's text as steps from an earlier revision; nil: the text is ``draft``'s.
+        public var text: TextSteps?
 
         /// A draft's state.
-        public init(id: UUID, revision: Int64, draft: Draft?) {
+        public init(id: UUID, revision: Int64, draft: Draft?, text: TextSteps? = nil) {
             self.id = id
             self.revision = revision
             self.draft = draft
+            self.text = text
         }
     }
 

@@ -14,7 +14,11 @@ enum DraftSyncRows {
         return "SELECT body FROM draft_version WHERE draft = \(id.uuidString) AND revision = \(revision)"
     }
 
-    /// The version a row of ``draftVersion(of:at:)`` holds.
+    static func draftVersions(of id: UUID, from: Int64, through: Int64) -> PostgresQuery {
+        "SELECT body FROM draft_version WHERE draft = \(id.uuidString) AND revision BETWEEN \(from) AND \(through) ORDER BY revision"
+    }
+
+    /// The version a row of ``draftVersion(of:at:)`` or ``draftVersions(of:from:through:)`` holds.
     static func draftVersion(_ row: PostgresRow) throws -> DraftVersion {
         try WireJSON.decoder().decode(DraftVersion.self, from: Data(row.makeRandomAccess()["body"].decode(String.self).utf8))
     }

@@ -207,6 +207,16 @@ public final class PostgresStorage: PrefsStorage {
         try await drafts(PostgresRows.draftsQuery(account: account, thread: thread))
     }
 
+    package func draftVersions(of id: UUID, from: Int64, through: Int64) async throws -> [DraftVersion] {
+        try await reading { connection, logger in
+            var versions: [DraftVersion] = []
+            for try await row in try await connection.query(DraftSyncRows.draftVersions(of: id, from: from, through: through), logger: logger) {
+                versions.append(try DraftSyncRows.draftVersion(row))
+            }
+            return versions
+        }
+    }
+
     private func drafts(_ query: PostgresQuery) async throws -> [Draft] {
         try await reading { connection, logger in
             var rows: [PostgresRow] = []

@@ -335,8 +335,13 @@ import Testing
             seq: 5, id: draftID, base: 2, draft: pushed, stamp: stamp, stamps: [.text: stamp, .language: stamp],
             author: "alice (prefsctl)", reason: "Why.")
         let draftDelete = DraftMutation(seq: 6, id: copy.id, base: 1, draft: nil, stamp: stamp)
-        try checkEvery([draftChange, draftDelete], as: "DraftMutation")
-        let syncRequest = SyncRequest(cursor: 7, mutations: [mutation, reset], drafts: [draftChange, draftDelete], wait: 25_000)
+        var longer = draftChange
+        longer.draft?.text = String(repeating: "A long draft. ", count: 20)
+        let draftEdit = longer.sendingText(asEditOf: String(repeating: "A long draft. ", count: 19))
+        #expect(draftEdit.textEdit != nil)
+        try checkEvery([draftChange, draftDelete, draftEdit], as: "DraftMutation")
+        try checkEvery([TextSplice(at: 3, delete: 1, insert: "x")], as: "TextSplice")
+        let syncRequest = SyncRequest(cursor: 7, mutations: [mutation, reset], drafts: [draftEdit, draftDelete], wait: 25_000)
         try checkEvery([syncRequest], as: "SyncRequest")
         try roundTrips(syncRequest)
         let syncResult = SyncAnswer.Result(
@@ -347,7 +352,11 @@ import Testing
         let draftGone = SyncAnswer.DraftResult(seq: 6, outcome: .applied, id: copy.id, revision: 2, draft: nil, deleted: true)
         try checkEvery([draftResult, draftGone], as: "DraftResult")
         let draftState = SyncAnswer.DraftState(id: draftID, revision: 4, draft: draft)
-        try checkEvery([draftState, SyncAnswer.DraftState(id: copy.id, revision: 2, draft: nil)], as: "DraftState")
+        var stepped = draftState
+        stepped.draft?.text = ""
+        stepped.text = .init(from: 2, steps: [TextSplice(at: 0, delete: 0, insert: ""), TextSplice(at: 1, delete: 2, insert: "ey")])
+        try checkEvery([draftState, SyncAnswer.DraftState(id: copy.id, revision: 2, draft: nil), stepped], as: "DraftState")
+        try checkEvery([stepped.text!], as: "TextSteps")
         let syncChange = SyncAnswer.Change(
             revision: 11, kind: .set, key: "ui.tags", scope: "/accounts/alice", value: ["a"], stamp: stamp, author: "token:laptop",
             reason: "Why.")

@@ -149,6 +149,38 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    @Test("a long draft's edit goes as a splice both ways: up as an edit of the base, down as steps from the device's revision")
+    func longDraftEditsTravelAsSplices() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let long = (0..<400).map { "word\($0)" }.joined(separator: " ")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: long))
+        try await bench.syncAll()
+        let first = long.replacingOccurrences(of: "word200 ", with: "changed ")
+        var patch = DraftPatch()
+        patch.text = .set(first)
+        _ = try await laptop.updateDraft(draft.id, patch, ifRevision: nil)
+        patch.text = .set(long.replacingOccurrences(of: "word200 ", with: "changed again "))
+        _ = try await laptop.updateDraft(draft.id, patch, ifRevision: nil)
+        // Up: the text is an edit of the base's (the first change: the second waits for its answer).
+        let request = try #require(laptop.syncRequest(pushing: true))
+        let pushed = try #require(request.drafts.first)
+        #expect(pushed.draft?.text == "" && pushed.textEdit == TextSplice(from: long, to: first), "\(String(describing: pushed.textEdit))")
+        #expect(try WireJSON.encoder().encode(request).count < 1_000)
+        try await bench.sync("laptop")
+        #expect(try await bench.upstream.draft(draft.id).text == patch.text.applied(to: nil))
+        // Down: the desktop is sent the text as steps from the revision it has.
+        let pull = try #require(desktop.syncRequest(pushing: false))
+        let answer = try await bench.upstream.exchange(pull, grant: bench.replicas["desktop"]!.transport.grant, context: WriteContext())
+        let state = try #require(answer.drafts?.first)
+        #expect(state.draft?.text == "" && state.text?.steps.count == 2, "\(String(describing: state.text))")
+        #expect(try WireJSON.encoder().encode(answer).count < 1_500)
+        try await desktop.takeIn(answer)
+        #expect(try await desktop.draft(draft.id).text == patch.text.applied(to: nil))
+        await bench.close()
+    }
+
     @Test("a delete travels to a device that did not change the draft")
     func deleteTravels() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()
