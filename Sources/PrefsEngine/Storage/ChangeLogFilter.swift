@@ -177,7 +177,8 @@ package struct ChangeLogFilter: Sendable, Hashable {
             let segments = reach.path.split(separator: "/")
             let drafts =
                 switch (table, segments.count) {
-                case (.change, 0), (.change, 1) where segments[0] == "accounts": " OR draft IS NOT NULL"
+                case (.change, 0): " OR draft IS NOT NULL"
+                case (.change, 1) where segments[0] == "accounts": " OR draft IS NOT NULL"
                 case (.change, 2) where segments[0] == "accounts":
                     " OR (draft IS NOT NULL AND account = \(bind(.text(String(segments[1])))))"
                 default: ""

@@ -32,8 +32,9 @@ extension WriteBatch {
     }
 
     /// Throws what would stop `mutation` from being applied, before anything is: a draft beyond
-    /// the device's reach or moved to another account, fields the rules refuse, attachments
-    /// whose bytes are not stored here.
+    /// the device's reach or moved to another account, fields the rules refuse, a thread of
+    /// another account's, attachments whose bytes are not stored here. (Places out of range are
+    /// the nearest in range.)
     private func check(_ mutation: DraftMutation, over current: Draft?, from device: String, reach: ScopePath) throws {
         guard let account = mutation.draft?.account ?? current?.account else { return }
         let scope = try Self.accountScope(account)
@@ -47,6 +48,9 @@ extension WriteBatch {
         try DraftFieldRules.check(
             account: draft.account, thread: draft.thread, position: nil, language: draft.language, text: draft.text,
             contentWarning: draft.contentWarning, poll: draft.poll)
+        if let thread = draft.thread, let other = try connection.drafts(account: nil, thread: thread).first(where: { $0.account != draft.account }) {
+            throw PrefsError(.invalidRequest, "Thread '\(thread)' belongs to account '\(other.account)', not '\(draft.account)'.")
+        }
         for attachment in draft.attachments where !(current?.attachments.contains { $0.id == attachment.id } ?? false) {
             guard try connection.blobExists(sha256: attachment.sha256) else {
                 throw PrefsError(
@@ -199,7 +203,7 @@ extension WriteBatch {
             let here = draft.attachments[index]
             var patch = AttachmentPatch()
             if here.altText != attachment.altText { patch.altText = attachment.altText.map { .set($0) } ?? .clear }
-            let position = min(attachment.position, draft.attachments.count - 1)
+            let position = min(max(attachment.position, 0), draft.attachments.count - 1)
             if index != position { patch.position = .set(position) }
             guard patch != AttachmentPatch() else { continue }
             draft = try updateAttachment(attachment.id, of: draft.id, patch, ifRevision: nil).draft

@@ -181,6 +181,25 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    @Test("a draft the upstream refuses (a thread of another account's) is kept as a conflict's loser, not dropped")
+    func refusedDraftIsKept() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        _ = try await bench.upstream.createDraft(DraftInput(account: "bob", text: "bob's", thread: "shared"))
+        try await bench.syncAll()
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "Mine, in bob's thread", thread: "shared"))
+        try await bench.syncAll()
+        await #expect(throws: PrefsError.self) { try await bench.upstream.draft(draft.id) }
+        let conflict = try #require(try await bench.upstream.conflicts(ConflictQuery()).first)
+        #expect(conflict.rule == .refused && conflict.draft == draft.id && conflict.detail?.contains("belongs to account 'bob'") == true)
+        let loser = try #require(conflict.losers.first?.value)
+        #expect(try WireJSON.decode(Draft.self, from: loser.canonicalData).text == "Mine, in bob's thread")
+        // The device holds the conflict too, and nothing waits to be pushed.
+        #expect(try await laptop.conflicts(ConflictQuery()).map(\.revision) == [conflict.revision])
+        #expect(laptop.replicaStatus?.outbox == 0)
+        await bench.close()
+    }
+
     @Test("a delete travels to a device that did not change the draft")
     func deleteTravels() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()
