@@ -126,7 +126,8 @@ struct HTTPResponseParser {
                 keepsAlive = false
             }
         }
-        if !expectsBody {
+        // Neither the answer to `HEAD` nor a 204 or 304 has a body, whatever its head says.
+        if !expectsBody || code == 204 || code == 304 {
             framing = .length(0)
             isComplete = true
         }
