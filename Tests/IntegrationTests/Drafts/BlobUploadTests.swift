@@ -1,0 +1,86 @@
+import Foundation
+import PrefsClient
+import PrefsKit
+import PrefsStore
+import TestHarness
+import Testing
+
+/// A blob sent to the real daemon through `PrefsClient`, by its SHA-256, through a proxy on a
+/// Unix socket that cuts the upload midway: the bytes that got through are kept, the upload goes
+/// on from them, and the blob comes back whole.
+@Suite struct BlobUploadTests {
+    /// A file of `count` bytes that repeat nowhere near a chunk's length, and its SHA-256.
+    static func file(_ count: Int, in folder: URL) async throws -> (url: URL, sha256: String) {
+        let url = folder.appending(path: "blob.bin")
+        try Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 / 509) }).write(to: url)
+        let sum = try await CommandResult.runTool("/usr/bin/sha256sum", [url.path])
+        return (url, String(sum.stdout.prefix(64)))
+    }
+
+    /// What the client sends of an upload's first try before its body: a `HEAD` and a
+    /// `PATCH`'s head, as `PrefsClient` writes them.
+    static func headBytes(_ sha256: String) -> Int {
+        let userAgent = PrefsClient.defaultUserAgent
+        let head = "HEAD /v1/blobs/\(sha256) HTTP/1.1\r\nHost: prefsd\r\n\r\n"
+        let patch =
+            "PATCH /v1/blobs/\(sha256) HTTP/1.1\r\nHost: prefsd\r\nContent-Type: application/offset+octet-stream\r\n"
+            + "Upload-Offset: 0\r\nUpload-Length: 3000000\r\nUser-Agent: \(userAgent)\r\nContent-Length: 3000000\r\n\r\n"
+        return head.utf8.count + patch.utf8.count
+    }
+
+    /// A client of the daemon through `socket`, which tries a lost upload again for `patience`.
+    static func client(through socket: String, patience: Duration) -> PrefsClient {
+        PrefsClient(transport: UnixSocketTransport(socketPath: socket), writeRetryDeadline: patience)
+    }
+
+    @Test func anUploadCutMidwayGoesOnFromTheBytesTheDaemonKept() async throws {
+        let daemon = try await Daemon()
+        let (file, sha256) = try await Self.file(3_000_000, in: daemon.folder)
+        let proxySocket = daemon.folder.appending(path: "proxy.sock").path
+        let proxy = try FaultProxy(socketPath: proxySocket, to: daemon.socketPath)
+        defer { proxy.close() }
+
+        // Cut after a megabyte: a client that does not try again fails, and the daemon holds
+        // what got through — once it has taken in what was on its way (the heads went first).
+        proxy.cutNextRequest(after: 1_000_000)
+        let impatient = Self.client(through: proxySocket, patience: .zero)
+        await #expect(throws: PrefsError.self) { try await impatient.uploadBlob(sha256: sha256, file: file) }
+        try await waitUntil("the daemon holds the bytes before the cut") {
+            try await daemon.client.blobOffset(sha256: sha256) == .uploading(received: Int64(1_000_000 - Self.headBytes(sha256)))
+        }
+
+        // Cut again, later: the client goes on by itself from what the daemon holds each time.
+        proxy.cutNextRequest(after: 1_200_000)
+        let client = Self.client(through: proxySocket, patience: .seconds(10))
+        #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
+        #expect(try await client.blobOffset(sha256: sha256) == .held(byteSize: 3_000_000))
+
+        let copy = daemon.folder.appending(path: "copy.bin")
+        #expect(try await client.downloadBlob(sha256: sha256, to: copy) == 3_000_000)
+        #expect(try Data(contentsOf: copy) == Data(contentsOf: file), "the blob comes back as it went")
+        let uploads = try await CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob_upload"])
+        #expect(uploads.output == "0", "the finished upload is gone")
+
+        // Sent again, it is answered at once.
+        #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
+    }
+
+    @Test func aFileThatIsNotItsNameIsRefusedAndNothingIsKept() async throws {
+        let daemon = try await Daemon()
+        let (file, _) = try await Self.file(300_000, in: daemon.folder)
+        let named = String(repeating: "0", count: 64)
+        await #expect(throws: PrefsError.self) {
+            do {
+                try await daemon.client.uploadBlob(sha256: named, file: file)
+            } catch let error as PrefsError {
+                #expect(error.code == .digestMismatch, "\(error)")
+                throw error
+            }
+        }
+        #expect(try await daemon.client.blobOffset(sha256: named) == .uploading(received: 0))
+        await #expect(throws: PrefsError.self) {
+            try await daemon.client.downloadBlob(sha256: named, to: daemon.folder.appending(path: "none.bin"))
+        }
+        await #expect(throws: PrefsError.self) { try await daemon.client.blobOffset(sha256: "not-a-hash") }
+    }
+}
