@@ -79,7 +79,9 @@ extension PrefsEngine {
             try await write(WriteContext()) { batch in
                 try batch.appendToBlobUpload(sha256: sha256, uploader: uploader, offset: at, length: length, chunk)
             }
-            pending.removeFirst(count)
+            // What is left, copied: Data's removeFirst only moves its start, and its storage would
+            // keep every byte appended — a whole upload's, in memory.
+            pending = Data(pending.dropFirst(count))
             received += Int64(count)
         }
         do {

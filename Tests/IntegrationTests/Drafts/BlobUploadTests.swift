@@ -5,9 +5,10 @@ import PrefsStore
 import TestHarness
 import Testing
 
-/// A blob sent to the real daemon through `PrefsClient`, by its SHA-256, through a proxy on a
-/// Unix socket that cuts the upload midway: the bytes that got through are kept, the upload goes
-/// on from them, and the blob comes back whole.
+/// Blobs sent to the real daemon through `PrefsClient`, by their SHA-256: through a proxy on a
+/// Unix socket that cuts the upload midway (the bytes that got through are kept, the upload goes
+/// on from them, and the blob comes back whole), and 50 MiB of them with the daemon's memory
+/// staying flat.
 @Suite struct BlobUploadTests {
     /// A file of `count` bytes that repeat nowhere near a chunk's length, and its SHA-256.
     static func file(_ count: Int, in folder: URL) async throws -> (url: URL, sha256: String) {
@@ -63,6 +64,29 @@ import Testing
 
         // Sent again, it is answered at once.
         #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
+    }
+
+    @Test(.timeLimit(.minutes(3))) func fiftyMebibytesUpAndDownWithFlatMemory() async throws {
+        let daemon = try await Daemon()
+        let pid = try #require(daemon.process?.processIdentifier)
+        let client = daemon.client
+        // Warm up the transfer paths with a small blob, so the baseline includes what any upload needs.
+        let (small, smallSHA256) = try await Self.file(1024 * 1024, in: daemon.folder)
+        try await client.uploadBlob(sha256: smallSHA256, file: small)
+        try await client.downloadBlob(sha256: smallSHA256, to: daemon.folder.appending(path: "small.copy"))
+        let before = try LargeAttachmentTests.peakResidentBytes(of: pid)
+
+        let large = daemon.folder.appending(path: "large.bin")
+        try LargeAttachmentTests.writeLargeFile(large.path, size: LargeAttachmentTests.size)
+        let sha256 = try await DraftsCLITests.sha256(large.path)
+        #expect(try await client.uploadBlob(sha256: sha256, file: large) == Int64(LargeAttachmentTests.size))
+        let copy = daemon.folder.appending(path: "large.copy")
+        #expect(try await client.downloadBlob(sha256: sha256, to: copy) == Int64(LargeAttachmentTests.size))
+        let after = try LargeAttachmentTests.peakResidentBytes(of: pid)
+
+        #expect(try await DraftsCLITests.sha256(copy.path) == sha256)
+        let rise = after - before
+        #expect(rise < 16 * 1024 * 1024, "prefsd's peak resident memory rose by \(rise / 1024) KiB for a 50 MiB blob")
     }
 
     @Test func aFileThatIsNotItsNameIsRefusedAndNothingIsKept() async throws {
