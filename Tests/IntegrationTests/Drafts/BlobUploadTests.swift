@@ -52,7 +52,7 @@ import Testing
 
         // Cut again, later: the client goes on by itself from what the daemon holds each time.
         proxy.cutNextRequest(after: 1_200_000)
-        let client = Self.client(through: proxySocket, patience: .seconds(10))
+        let client = Self.client(through: proxySocket, patience: .seconds(30))
         #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
         #expect(try await client.blobOffset(sha256: sha256) == .held(byteSize: 3_000_000))
 

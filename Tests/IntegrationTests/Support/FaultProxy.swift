@@ -72,7 +72,22 @@ final class FaultProxy: Sendable {
             Glibc.close(descriptor)
             throw POSIXError(.EADDRINUSE)
         }
-        self.init(listener: descriptor, port: 0) { try? UnixSocket.descriptor(connectedTo: target) }
+        self.init(listener: descriptor, port: 0) { Self.connect(toSocket: target) }
+    }
+
+    /// A connection to the Unix socket `path`; a daemon whose queue of connections to accept is
+    /// full (a busy machine) is tried again for up to 5 seconds. Nil if it cannot be reached.
+    private static func connect(toSocket path: String) -> Int32? {
+        for _ in 0..<500 {
+            do {
+                return try UnixSocket.descriptor(connectedTo: path)
+            } catch where error.code == EAGAIN {
+                usleep(10_000)
+            } catch {
+                return nil
+            }
+        }
+        return nil
     }
 
     /// A proxy accepting on `listener` (its `port`, if TCP), each connection to what `connect`
