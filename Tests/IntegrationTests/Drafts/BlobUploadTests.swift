@@ -2,6 +2,7 @@ import Foundation
 import PrefsClient
 import PrefsKit
 import PrefsStore
+import PrefsSync
 import TestHarness
 import Testing
 
@@ -64,6 +65,28 @@ import Testing
 
         // Sent again, it is answered at once.
         #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
+    }
+
+    @Test func aReplicasTransportSendsABlobToItsUpstreamThroughACut() async throws {
+        let (daemon, port) = try await TCPListenerTests.daemon(token: "blob-t0ken")
+        let alice = try await daemon.client.createToken(named: "alice-phone", role: .writer, scope: "/accounts/alice").secret
+        let (file, sha256) = try await Self.file(2_000_000, in: daemon.folder)
+        let proxy = try FaultProxy(to: port)
+        defer { proxy.close() }
+        let upstream = try HTTPUpstream(url: "http://127.0.0.1:\(proxy.port)", token: alice)
+        try await withCleanup { () async throws -> Void in
+            #expect(try await upstream.heldOffset(of: sha256) == .uploading(received: 0))
+            proxy.cutNextRequest(after: 700_000)
+            #expect(try await upstream.upload(sha256: sha256, file: file) == 2_000_000)
+            #expect(try await upstream.heldOffset(of: sha256) == .held(byteSize: 2_000_000))
+            let copy = daemon.folder.appending(path: "copy.bin")
+            #expect(try await upstream.download(sha256: sha256, to: copy) == 2_000_000)
+            #expect(try Data(contentsOf: copy) == Data(contentsOf: file))
+            let unknown = String(repeating: "0", count: 64)
+            await #expect(throws: PrefsError.self) { try await upstream.download(sha256: unknown, to: copy) }
+        } cleanup: {
+            await upstream.shutdown()
+        }
     }
 
     @Test(.timeLimit(.minutes(3))) func fiftyMebibytesUpAndDownWithFlatMemory() async throws {
