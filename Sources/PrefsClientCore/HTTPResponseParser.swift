@@ -17,6 +17,10 @@ struct HTTPResponseParser {
 
     private(set) var status: Int?
     private(set) var isComplete = false
+    /// The head's fields, names lowercased, in order.
+    private(set) var headers: [(name: String, value: String)] = []
+    /// Whether the answer has a body: not one to `HEAD`, whatever its `Content-Length` says.
+    private let expectsBody: Bool
     /// HTTP/1.1 without `Connection: close`: the daemon keeps the connection open after this answer.
     private var keepsAlive = false
     private var buffer = Data()
@@ -25,6 +29,11 @@ struct HTTPResponseParser {
     private var chunkRemaining: Int?
     /// After the last chunk: reading the trailer lines up to the empty one that ends the answer.
     private var inTrailers = false
+
+    /// A parser of the answer to a request; `expectsBody` false for one to `HEAD`.
+    init(expectsBody: Bool = true) {
+        self.expectsBody = expectsBody
+    }
 
     /// Adds received bytes; returns the body bytes they complete.
     mutating func consume(_ bytes: Data) throws -> Data {
@@ -107,6 +116,7 @@ struct HTTPResponseParser {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingWhitespace
+            headers.append((name, String(value)))
             if name == "content-length", let length = Int(value) {
                 framing = .length(length)
                 if length == 0 { isComplete = true }
@@ -115,6 +125,11 @@ struct HTTPResponseParser {
             } else if name == "connection", value.lowercased().contains("close") {
                 keepsAlive = false
             }
+        }
+        // Neither the answer to `HEAD` nor a 204 or 304 has a body, whatever its head says.
+        if !expectsBody || code == 204 || code == 304 {
+            framing = .length(0)
+            isComplete = true
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// naming the socket; a request that went out and whose connection was lost before its answer
 /// throws ``UnansweredRequest``; a cancelled task's request ends with `CancellationError`.
 package protocol HTTPTransport: Sendable {
-    /// Sends a request and reads the whole answer.
+    /// Sends a request and reads the whole answer (the head alone, for `HEAD`).
     func send(_ request: HTTPRequestSpec) async throws -> HTTPResponseData
     /// Sends a request whose body is streamed from `body` as it is produced — `length` bytes
     /// when known beforehand (else the body is sent chunked) — and reads the whole answer. The

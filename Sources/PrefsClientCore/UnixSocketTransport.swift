@@ -40,7 +40,7 @@ package struct UnixSocketTransport: HTTPTransport {
                 throw UnansweredRequest(cause: error)
             }
             do {
-                let (response, reusable) = try await exchange(message, on: lease)
+                let (response, reusable) = try await exchange(message, on: lease, expectsBody: request.method != "HEAD")
                 pool.giveBack(lease.connection, reusable: reusable)
                 return response
             } catch is StaleConnection {
@@ -65,7 +65,7 @@ package struct UnixSocketTransport: HTTPTransport {
         let connection = try UnixConnection(path: socketPath)
         defer { connection.close() }
         try connection.write(Self.encode(request, keepAlive: false))
-        var parser = HTTPResponseParser()
+        var parser = HTTPResponseParser(expectsBody: request.method != "HEAD")
         var body = Data()
         do {
             while !parser.isComplete {
@@ -78,7 +78,7 @@ package struct UnixSocketTransport: HTTPTransport {
         } catch let error as HTTPParseError {
             throw DaemonSocketError.closedEarly(socketPath, beforeAnswer: parser.status == nil, error)
         }
-        return HTTPResponseData(status: parser.status ?? 0, body: body)
+        return HTTPResponseData(status: parser.status ?? 0, body: body, headers: parser.headers)
     }
 
     /// Writes each piece of the body as it comes (framed as chunks when its length is unknown),
@@ -137,20 +137,23 @@ package struct UnixSocketTransport: HTTPTransport {
     /// Sends `message` on a pooled connection and reads the answer; whether the connection can
     /// carry the next request. A connection used before that the daemon closed without
     /// answering (it restarted meanwhile) throws ``StaleConnection``.
-    private func exchange(_ message: Data, on lease: ConnectionPool.Lease) async throws -> (HTTPResponseData, Bool) {
+    private func exchange(_ message: Data, on lease: ConnectionPool.Lease, expectsBody: Bool) async throws -> (HTTPResponseData, Bool) {
         let written: Bool
         do {
             written = try await lease.connection.write(message, stoppingAtAnswer: true, timeout: timeout)
         } catch let error as PrefsError where lease.isReused && error.code == .unreachable {
             throw StaleConnection()
         }
-        let (response, reusable) = try await readAnswer(from: lease.connection, reused: lease.isReused)
+        let (response, reusable) = try await readAnswer(from: lease.connection, reused: lease.isReused, expectsBody: expectsBody)
         return (response, reusable && written)
     }
 
-    /// Reads a whole answer; whether the connection can carry the next request.
-    private func readAnswer(from connection: DaemonConnection, reused: Bool) async throws -> (HTTPResponseData, Bool) {
-        var parser = HTTPResponseParser()
+    /// Reads a whole answer (one without a body, if not `expectsBody`: to `HEAD`); whether the
+    /// connection can carry the next request.
+    private func readAnswer(from connection: DaemonConnection, reused: Bool, expectsBody: Bool = true) async throws
+        -> (HTTPResponseData, Bool)
+    {
+        var parser = HTTPResponseParser(expectsBody: expectsBody)
         var body = Data()
         var received = false
         do {
@@ -166,7 +169,7 @@ package struct UnixSocketTransport: HTTPTransport {
         } catch {
             throw Self.answerError(error, path: socketPath, beforeAnswer: parser.status == nil)
         }
-        return (HTTPResponseData(status: parser.status ?? 0, body: body), parser.leavesConnectionReusable)
+        return (HTTPResponseData(status: parser.status ?? 0, body: body, headers: parser.headers), parser.leavesConnectionReusable)
     }
 
     /// A malformed or cut-short answer as the error that says so; any other error as it is.

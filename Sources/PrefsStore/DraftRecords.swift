@@ -131,17 +131,25 @@ enum DraftRecords {
             db, sql: "SELECT data FROM blob_chunk WHERE sha256 = ? AND number = ?", arguments: [sha256, number])
     }
 
-    /// Deletes a blob (its chunks go with it) if no attachment uses it.
+    /// Deletes a blob (its chunks and uploaders go with it) if no attachment uses it and no
+    /// uploader keeps it (``BlobUploadRecords/prune(_:before:)`` drops those in time).
     static func freeBlobIfUnused(_ db: Database, sha256: String) throws {
         try db.execute(
-            sql: "DELETE FROM blob WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = ?)",
-            arguments: [sha256, sha256])
+            sql: """
+                DELETE FROM blob WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = ?)
+                AND NOT EXISTS (SELECT 1 FROM blob_uploader WHERE sha256 = ?)
+                """,
+            arguments: [sha256, sha256, sha256])
     }
 
-    /// Deletes every blob no attachment uses: those a download held when the process ended.
+    /// Deletes every blob no attachment uses and no uploader keeps: those a download held when
+    /// the process ended.
     static func freeUnusedBlobs(_ db: Database) throws {
         try db.execute(
-            sql: "DELETE FROM blob WHERE NOT EXISTS (SELECT 1 FROM attachment WHERE attachment.sha256 = blob.sha256)")
+            sql: """
+                DELETE FROM blob WHERE NOT EXISTS (SELECT 1 FROM attachment WHERE attachment.sha256 = blob.sha256)
+                AND NOT EXISTS (SELECT 1 FROM blob_uploader WHERE blob_uploader.sha256 = blob.sha256)
+                """)
     }
 
     // MARK: - Rows

@@ -146,6 +146,18 @@ public final class SQLiteStorage: PrefsStorage {
         }
     }
 
+    package func blobSize(sha256: String) async throws -> Int64? {
+        try await pool.read { db in try BlobUploadRecords.blobSize(db, sha256: sha256) }
+    }
+
+    package func blobUsers(sha256: String) async throws -> BlobUsers {
+        try await pool.read { db in try BlobUploadRecords.users(db, sha256: sha256) }
+    }
+
+    package func blobUpload(sha256: String, uploader: String) async throws -> BlobUpload? {
+        try await pool.read { db in try BlobUploadRecords.fetch(db, sha256: sha256, uploader: uploader) }
+    }
+
     /// Waits for queued writes, checkpoints the WAL into the database and releases it, so another
     /// store or daemon may open it.
     package func close() {

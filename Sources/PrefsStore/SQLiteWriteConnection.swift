@@ -227,4 +227,32 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws {
         try DraftRecords.insertBlob(db, sha256: sha256, byteSize: byteSize, from: file)
     }
+
+    func recordBlobUploader(sha256: String, uploader: String, time: Double) throws {
+        try BlobUploadRecords.recordUploader(db, sha256: sha256, uploader: uploader, time: time)
+    }
+
+    func blobUpload(sha256: String, uploader: String) throws -> BlobUpload? {
+        try BlobUploadRecords.fetch(db, sha256: sha256, uploader: uploader)
+    }
+
+    func startBlobUpload(_ upload: BlobUpload) throws {
+        try BlobUploadRecords.start(db, upload)
+    }
+
+    func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws {
+        try BlobUploadRecords.append(db, sha256: sha256, uploader: uploader, data, time: time)
+    }
+
+    func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data? {
+        try BlobUploadRecords.chunk(db, sha256: sha256, uploader: uploader, number: number)
+    }
+
+    func deleteBlobUpload(sha256: String, uploader: String) throws {
+        try BlobUploadRecords.delete(db, sha256: sha256, uploader: uploader)
+    }
+
+    func pruneBlobUploads(before time: Double) throws {
+        for sha256 in try BlobUploadRecords.prune(db, before: time) { try freeBlobIfUnused(sha256) }
+    }
 }

@@ -9,7 +9,7 @@ import PrefsKit
 import Synchronization
 
 /// A replica's way to its upstream prefsd over HTTP or HTTPS, with the device's named token as
-/// `Authorization: Bearer TOKEN`: its exchanges go as frames of one sync stream
+/// `Authorization: Bearer TOKEN` (its blobs' too: ``BlobTransport``): its exchanges go as frames of one sync stream
 /// (`POST {url}/v1/sync:stream`, ``SyncStreamConnection``), opened when the first is sent and
 /// again after one ends; to an upstream without streams (one that answers 404), or behind a
 /// reverse proxy that holds a stream's head back until its body ends, each is one
@@ -31,8 +31,10 @@ package final class HTTPUpstream: SyncTransport {
     static let largestAnswer = 512 * 1024 * 1024
 
     private let endpoint: String
-    private let authorization: String
-    private let client: HTTPClient
+    /// The `Authorization` header's value: the device's token.
+    let authorization: String
+    /// The client every request to the upstream goes through.
+    let client: HTTPClient
 
     /// Where the sync stream stands.
     private enum Stream {
@@ -272,7 +274,7 @@ package final class HTTPUpstream: SyncTransport {
 
     /// An error of an exchange's request as the replica takes it: a ``PrefsError`` and a
     /// cancellation as they are, any other as `unreachable`.
-    private func mapped(_ error: any Error) -> any Error {
+    func mapped(_ error: any Error) -> any Error {
         switch error {
         case let error as PrefsError: error
         case is CancellationError: error
@@ -284,7 +286,7 @@ package final class HTTPUpstream: SyncTransport {
     private static let encoder = WireJSON.encoder()
 
     /// The upstream's error answer as the error it names.
-    private func answered(_ status: HTTPResponseStatus, _ body: ByteBuffer) -> PrefsError {
+    func answered(_ status: HTTPResponseStatus, _ body: ByteBuffer) -> PrefsError {
         if let error = try? WireJSON.decoder().decode(ErrorBody.self, from: Data(body.readableBytesView)) {
             return error.prefsError(httpStatus: Int(status.code))
         }

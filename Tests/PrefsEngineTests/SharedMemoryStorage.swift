@@ -185,6 +185,12 @@ final class SharedMemoryStorage: PrefsStorage {
 
     func openBlob(_ sha256: String) async throws -> (any BlobReading)? { nil }
 
+    func blobSize(sha256: String) async throws -> Int64? { nil }
+
+    func blobUsers(sha256: String) async throws -> BlobUsers { BlobUsers() }
+
+    func blobUpload(sha256: String, uploader: String) async throws -> BlobUpload? { nil }
+
     func close() {}
 
     // MARK: What the test looks at

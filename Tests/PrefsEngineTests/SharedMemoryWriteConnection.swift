@@ -253,6 +253,16 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
     func deleteAttachment(_ attachment: Attachment) throws { throw Unsupported() }
     func blobExists(sha256: String) throws -> Bool { false }
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws { throw Unsupported() }
+    func recordBlobUploader(sha256: String, uploader: String, time: Double) throws { throw Unsupported() }
+
+    // MARK: Blob uploads
+
+    func blobUpload(sha256: String, uploader: String) throws -> BlobUpload? { nil }
+    func startBlobUpload(_ upload: BlobUpload) throws { throw Unsupported() }
+    func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws { throw Unsupported() }
+    func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data? { nil }
+    func deleteBlobUpload(sha256: String, uploader: String) throws { throw Unsupported() }
+    func pruneBlobUploads(before time: Double) throws {}
 }
 
 extension KeysRead {

@@ -110,7 +110,10 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let tracksKeysRead = storage.hasOtherWriters
         let tokens = AccessTokens(snapshot.tokens)
         let intake = ChangeIntake(cache: cache, hub: hub, tokens: tokens)
-        let pruning = OutcomePruning(retention: configuration.idempotencyRetention)
+        let prunings = [
+            RetentionPruning(retention: configuration.idempotencyRetention) { try $0.pruneOutcomes(storedBefore: $1) },
+            RetentionPruning(retention: configuration.blobUploadRetention) { try $0.pruneBlobUploads(before: $1) },
+        ]
         let metrics = EngineMetrics(factory: configuration.metricsFactory)
         let replica = (configuration.upstream ?? snapshot.replica.record?.upstream).map {
             SyncReplica(ReplicaState(snapshot.replica, upstream: $0))
@@ -132,7 +135,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
                         time: wallClock.now(), tracksKeysRead: tracksKeysRead, replica: replica)
                 },
                 finishTransaction: { batch in
-                    try pruning.pruneIfDue(batch)
+                    for pruning in prunings { try pruning.pruneIfDue(batch) }
                     batch.oldestRevision = try compaction.compact(
                         batch.connection, revision: batch.revision, oldest: batch.oldestRevision, time: batch.time)
                 },

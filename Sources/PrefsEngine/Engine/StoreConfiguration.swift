@@ -62,6 +62,10 @@ public struct StoreConfiguration: Sendable {
     /// request sent again gets it (`--idempotency-retention`); 24 hours by default, as payment
     /// APIs keep theirs. Older ones are pruned as writes commit.
     public var idempotencyRetention: Duration = .seconds(24 * 60 * 60)
+    /// How long a blob sent by its hash (`PATCH /v1/blobs/{sha256}`) is kept: an upload cut off
+    /// and left alone that long is dropped, and so is a whole blob uploaded that long ago that no
+    /// attachment uses; 24 hours by default. Pruned as writes commit.
+    public var blobUploadRetention: Duration = .seconds(24 * 60 * 60)
     /// How often quiet watches get a `progress` event with the current revision.
     public var progressInterval: Duration = .seconds(15)
     /// How often when named tokens were last used is written to the storage (it is kept in memory

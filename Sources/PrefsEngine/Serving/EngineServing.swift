@@ -75,6 +75,18 @@ package protocol EngineServing: PrefsService {
     /// ``TokensService/revokeToken(named:)`` made in `context`.
     func revokeToken(named name: String, context: WriteContext) async throws -> WriteResult
 
+    // MARK: Blobs
+
+    /// ``PrefsEngine/blobState(_:grant:)``: where a blob stands for a caller.
+    func blobState(_ sha256: String, grant: AccessGrant) async throws -> BlobState
+    /// ``PrefsEngine/blobData(_:grant:)``: a blob's size and bytes, as they are read.
+    func blobData(_ sha256: String, grant: AccessGrant) async throws -> (byteSize: Int64, bytes: AsyncThrowingStream<Data, any Error>)
+    /// ``PrefsEngine/uploadBlob(_:offset:length:grant:bytes:)``: a blob's bytes taken in from an
+    /// offset; how many it holds then.
+    func uploadBlob(
+        _ sha256: String, offset: Int64, length: Int64, grant: AccessGrant, bytes: AsyncThrowingStream<Data, any Error>
+    ) async throws -> Int64
+
     // MARK: Sync
 
     /// ``PrefsEngine/exchange(_:grant:context:)``: one exchange of a device, served.

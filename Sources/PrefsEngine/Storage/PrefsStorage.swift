@@ -89,6 +89,15 @@ package protocol PrefsStorage: Sendable {
     /// even if the last attachment using them goes meanwhile. Nil if there is no such blob.
     func openBlob(_ sha256: String) async throws -> (any BlobReading)?
 
+    /// The size of the stored blob `sha256`; nil if there is none.
+    func blobSize(sha256: String) async throws -> Int64?
+
+    /// Who the stored blob `sha256` is of: the accounts whose drafts use it, and who uploaded it.
+    func blobUsers(sha256: String) async throws -> BlobUsers
+
+    /// The upload of `sha256` by `uploader` under way; nil if there is none.
+    func blobUpload(sha256: String, uploader: String) async throws -> BlobUpload?
+
     /// Releases the database: later calls fail.
     func close()
 }

@@ -150,4 +150,28 @@ package protocol WriteConnection {
     func blobExists(sha256: String) throws -> Bool
     /// Stores the bytes of `file` under their hash, in chunks, never holding the whole file.
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws
+    /// Records that `uploader` sent the stored blob `sha256` at `time` (seconds since 1970), or
+    /// sent it again then: a blob keeps its uploaders until it goes, and is kept for a while after
+    /// its last one sent it (``pruneBlobUploads(before:)``).
+    func recordBlobUploader(sha256: String, uploader: String, time: Double) throws
+
+    // MARK: Blob uploads
+
+    /// The upload of `sha256` by `uploader` under way, as this transaction sees it; nil if there
+    /// is none.
+    func blobUpload(sha256: String, uploader: String) throws -> BlobUpload?
+    /// Stores a new upload (``BlobUpload/received`` 0, no chunks), replacing the one of the same
+    /// blob by the same uploader and its bytes, if any.
+    func startBlobUpload(_ upload: BlobUpload) throws
+    /// Appends `data` to the upload of `sha256` by `uploader` as its next chunk, counting it in
+    /// its bytes received, at `time`.
+    func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws
+    /// Chunk `number` of the upload of `sha256` by `uploader`; nil if it has none such.
+    func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data?
+    /// Removes the upload of `sha256` by `uploader` and its bytes.
+    func deleteBlobUpload(sha256: String, uploader: String) throws
+    /// Drops the uploads under way that last received bytes before `time` (seconds since 1970),
+    /// and the uploaders recorded before it of blobs no attachment uses — freeing those blobs
+    /// once nothing keeps them (an attachment, another uploader, a download reading them).
+    func pruneBlobUploads(before time: Double) throws
 }

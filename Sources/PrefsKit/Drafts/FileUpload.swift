@@ -1,7 +1,8 @@
 import Foundation
 
-/// A file sent as an upload's body: read in 256 KiB pieces as the upload asks for them, never
-/// held whole. Its size, taken first, can be sent as the body's length; a file that gets shorter
+/// A file sent as an upload's body, whole or from an offset: read in 256 KiB pieces as the upload
+/// asks for them, never held whole. Its size, taken first, can be sent as the body's length (less
+/// the offset); a file that gets shorter
 /// meanwhile ends the upload (nothing is kept), one that grows is sent as it was. What
 /// ``DraftsService/addAttachment(to:_:contentsOf:ifRevision:)`` and `prefsctl drafts attach` send.
 public actor FileUpload {
@@ -15,21 +16,33 @@ public actor FileUpload {
     private let handle: FileHandle
     private var remaining: Int64
 
-    /// Opens a file to upload.
+    /// Opens a file to upload, from its byte `offset` on (a blob's upload going on from where
+    /// it stopped).
     ///
-    /// - Parameter path: The file's path.
-    /// - Throws: ``PrefsError`` — `not_found` if it is not a file that can be read.
-    public init(path: String) throws {
+    /// - Parameters:
+    ///   - path: The file's path.
+    ///   - offset: The first byte to send; 0 (the default) sends the whole file.
+    /// - Throws: ``PrefsError`` — `not_found` if it is not a file that can be read,
+    ///   `invalid_request` if it is shorter than `offset`.
+    public init(path: String, from offset: Int64 = 0) throws {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard let attributes, attributes[.type] as? FileAttributeType != .typeDirectory,
             let size = (attributes[.size] as? NSNumber)?.int64Value, let handle = FileHandle(forReadingAtPath: path)
         else {
             throw PrefsError(.notFound, "Cannot read \(path): it is not a file this user can read.")
         }
+        guard (0...size).contains(offset) else {
+            throw PrefsError(.invalidRequest, "\(path) is \(size) bytes long: it has no byte \(offset) to send from.")
+        }
+        do {
+            try handle.seek(toOffset: UInt64(offset))
+        } catch {
+            throw PrefsError(.invalidRequest, "Reading \(path) failed: \(error.localizedDescription).")
+        }
         self.path = path
         self.size = size
         self.handle = handle
-        remaining = size
+        remaining = size - offset
     }
 
     /// The file's bytes, piece by piece, each piece's size given to `progress` as it is read.

@@ -37,6 +37,9 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An `Idempotency-Key` already used for a different request (HTTP 422): nothing was
         /// changed. A new request takes a new key.
         case idempotencyKeyReused = "idempotency_key_reused"
+        /// Bytes sent under a SHA-256 (`PATCH /v1/blobs/{sha256}`) that hash to another (HTTP
+        /// 422): nothing of them was kept; the upload starts again from its first byte.
+        case digestMismatch = "digest_mismatch"
         /// A request with the same `Idempotency-Key` is still being carried out (HTTP 409): send it
         /// again in a moment to get its answer.
         case requestInProgress = "request_in_progress"
@@ -88,7 +91,7 @@ public struct PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             case .compacted: 410
             case .staleRevision: 412
             case .tooLarge: 413
-            case .idempotencyKeyReused: 422
+            case .idempotencyKeyReused, .digestMismatch: 422
             case .limitReached: 429
             case .storageFull: 507
             case .shuttingDown, .unavailable, .behind, .unreachable, .outcomeUnknown: 503

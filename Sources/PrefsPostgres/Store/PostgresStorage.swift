@@ -239,6 +239,39 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func blobSize(sha256: String) async throws -> Int64? {
+        try await reading { connection, logger in
+            var size: Int64?
+            for try await value in try await connection.query(BlobUploadRows.blobSize(sha256: sha256), logger: logger).decode(Int64.self) {
+                size = value
+            }
+            return size
+        }
+    }
+
+    package func blobUsers(sha256: String) async throws -> BlobUsers {
+        try await reading { connection, logger in
+            var users = BlobUsers()
+            for try await account in try await connection.query(BlobUploadRows.accounts(using: sha256), logger: logger).decode(String.self) {
+                users.accounts.insert(account)
+            }
+            for try await uploader in try await connection.query(BlobUploadRows.uploaders(of: sha256), logger: logger).decode(String.self) {
+                users.uploaders.insert(uploader)
+            }
+            return users
+        }
+    }
+
+    package func blobUpload(sha256: String, uploader: String) async throws -> BlobUpload? {
+        try await reading { connection, logger in
+            var upload: BlobUpload?
+            for try await row in try await connection.query(BlobUploadRows.upload(sha256: sha256, uploader: uploader), logger: logger) {
+                upload = try BlobUploadRows.upload(row)
+            }
+            return upload
+        }
+    }
+
     /// Runs `read` on a connection of the pool, its errors translated.
     private func reading<T: Sendable>(_ read: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         try await translatingErrors { [readers, logger] in try await readers.withConnection { try await read($0, logger) } }

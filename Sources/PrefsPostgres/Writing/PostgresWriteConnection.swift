@@ -487,12 +487,50 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         }
     }
 
+    /// Deletes a blob (its chunks and uploaders go with it) if no attachment uses it and no
+    /// uploader keeps it.
     private func freeBlobIfUnused(_ sha256: String) throws {
         try write(
             """
             DELETE FROM blob WHERE sha256 = \(sha256)
             AND NOT EXISTS (SELECT 1 FROM attachment WHERE sha256 = \(sha256))
+            AND NOT EXISTS (SELECT 1 FROM blob_uploader WHERE sha256 = \(sha256))
             """)
+    }
+
+    func recordBlobUploader(sha256: String, uploader: String, time: Double) throws {
+        try write(BlobUploadRows.recordUploader(sha256: sha256, uploader: uploader, time: time))
+    }
+
+    // MARK: Blob uploads, written at once
+
+    /// Locks the upload's row until the batch ends: another host adding to it waits.
+    func blobUpload(sha256: String, uploader: String) throws -> BlobUpload? {
+        try write(BlobUploadRows.lockUpload(sha256: sha256, uploader: uploader)).first.map(BlobUploadRows.upload)
+    }
+
+    func startBlobUpload(_ upload: BlobUpload) throws {
+        try write(BlobUploadRows.delete(sha256: upload.sha256, uploader: upload.uploader))
+        try write(BlobUploadRows.insert(upload))
+    }
+
+    func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws {
+        try write(BlobUploadRows.append(sha256: sha256, uploader: uploader, data, time: time))
+    }
+
+    func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data? {
+        let rows = try onNewConnectionIfLost { try run(BlobUploadRows.chunk(sha256: sha256, uploader: uploader, number: number)) }
+        return try rows.first.map { Data(try $0.makeRandomAccess()["data"].decode(ByteBuffer.self).readableBytesView) }
+    }
+
+    func deleteBlobUpload(sha256: String, uploader: String) throws {
+        try write(BlobUploadRows.delete(sha256: sha256, uploader: uploader))
+    }
+
+    func pruneBlobUploads(before time: Double) throws {
+        try write(BlobUploadRows.pruneUploads(before: time))
+        let unused = try write(BlobUploadRows.pruneUploaders(before: time)).map { try $0.makeRandomAccess()["sha256"].decode(String.self) }
+        for sha256 in Set(unused) { try freeBlobIfUnused(sha256) }
     }
 
     // MARK: Statements

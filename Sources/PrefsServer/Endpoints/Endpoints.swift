@@ -9,7 +9,8 @@ enum Endpoints {
         engine: any EngineServing, limits: ServerLimits, ofrep: OFREPSettings, console: Console, registry: PrometheusCollectorRegistry
     ) -> [Endpoint] {
         PreferenceEndpoints.all(engine: engine, limits: limits) + HistoryEndpoints.all(engine: engine, limits: limits)
-            + DraftEndpoints.all(engine: engine, limits: limits) + TokenEndpoints.all(engine: engine, limits: limits)
+            + DraftEndpoints.all(engine: engine, limits: limits) + BlobEndpoints.all(engine: engine)
+            + TokenEndpoints.all(engine: engine, limits: limits)
             + SyncEndpoints.all(engine: engine, limits: limits)
             + [WatchEndpoint.endpoint(engine: engine), MetricsEndpoint.endpoint(engine: engine, registry: registry)]
             + OFREPEndpoints.all(engine: engine, settings: ofrep, limits: limits)

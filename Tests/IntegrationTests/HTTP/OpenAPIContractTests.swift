@@ -33,6 +33,7 @@ import Testing
         "POST /v1/drafts/{draft}/attachments",
         "GET /v1/drafts/{draft}/attachments/{attachment}/data",
         "PATCH /v1/drafts/{draft}/attachments/{attachment}", "DELETE /v1/drafts/{draft}/attachments/{attachment}",
+        "HEAD /v1/blobs/{sha256}", "GET /v1/blobs/{sha256}", "PATCH /v1/blobs/{sha256}",
         "GET /v1/threads/{thread}",
         "GET /v1/watch",
         "GET /v1/prefs/{key}/history", "GET /v1/changes", "GET /v1/diff", "POST /v1/prefs:revert",
@@ -45,8 +46,13 @@ import Testing
     /// Whether an operation changes the store — and so can find its disk full (507): not OFREP's
     /// evaluations, nor the console's sign-in and links, which live in the daemon's memory.
     static func writesTheStore(_ operation: OpenAPIDocument.Operation) -> Bool {
-        operation.method != "GET" && !operation.path.hasPrefix("/ofrep/") && !operation.path.hasPrefix("/ui")
+        !isRead(operation) && !operation.path.hasPrefix("/ofrep/") && !operation.path.hasPrefix("/ui")
             && operation.path != "/v1/ui/links"
+    }
+
+    /// Whether an operation is a read: `GET`, or `HEAD`, which answers as `GET` without a body.
+    static func isRead(_ operation: OpenAPIDocument.Operation) -> Bool {
+        operation.method == "GET" || operation.method == "HEAD"
     }
 
     /// The statuses the server can answer with: 200, 201 for creations, and
@@ -60,6 +66,10 @@ import Testing
 
     /// A draft id no draft has.
     static let unknownID = "00000000-0000-0000-0000-000000000000"
+
+    /// The SHA-256 of "hello", and one of bytes no probe sends.
+    static let helloSHA256 = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+    static let unknownSHA256 = String(repeating: "0", count: 64)
 
     static func document() throws -> OpenAPIDocument {
         let document = OpenAPIDocument(text: try String(contentsOf: documentURL, encoding: .utf8))
@@ -129,7 +139,7 @@ import Testing
             if operation.hasBody, !answersInFrames {
                 #expect(operation.statuses.contains(413), "\(name) takes a body but documents no 413")
             }
-            if operation.method != "GET" {
+            if !Self.isRead(operation) {
                 #expect(operation.statuses.contains(503), "\(name) writes but documents no 503 (shutting down)")
                 if Self.writesTheStore(operation), !answersInFrames {
                     #expect(operation.statuses.contains(507), "\(name) writes but documents no 507 (the disk is full)")
@@ -138,7 +148,8 @@ import Testing
             if parameters.contains(where: { $0.location == "header" && $0.name == "If-Match" }) {
                 #expect(operation.statuses.contains(412), "\(name) takes If-Match but documents no 412")
             }
-            if let success = successes.first, success != 204 {
+            // A `HEAD`'s answer has no body, so no media type.
+            if let success = successes.first, success != 204, operation.method != "HEAD" {
                 let types = operation.mediaTypes[success] ?? []
                 #expect(!types.isEmpty, "\(name): its \(success) answer names no media type")
                 if types.contains("application/json") {
@@ -524,8 +535,8 @@ import Testing
                     }
                 }
                 probe.checkAnswer?(answer.body)
-            } else if answer.status == 304 {
-                #expect(answer.body.isEmpty, "\(label): a 304 has no body")
+            } else if answer.status == 304 || probe.method == "HEAD" {
+                #expect(answer.body.isEmpty, "\(label): a 304 or a HEAD's answer has no body")
             } else if probe.path.hasPrefix("/ofrep/"), let schema = operation.jsonSchemas[answer.status] {
                 // OFREP's own errors: `{key?, errorCode, errorDetails}`.
                 let json = try? JSONSerialization.jsonObject(with: answer.body)
@@ -1285,6 +1296,30 @@ extension OpenAPIContractTests {
                 "GET", "/v1/drafts/{draft}/attachments/{attachment}/data", params: ["draft": fixtures.doomed, "attachment": fixtures.photo],
                 expect: 404, code: "not_found", "another draft's attachment"),
 
+            // Blobs: "hello" sent by its SHA-256, read back; refusals.
+            Probe(
+                "PATCH", "/v1/blobs/{sha256}", params: ["sha256": helloSHA256],
+                headers: [("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "0"), ("Upload-Length", "5")],
+                body: "hello", expect: 204, "a whole blob"),
+            Probe("HEAD", "/v1/blobs/{sha256}", params: ["sha256": helloSHA256], expect: 200, "held"),
+            Probe(
+                "GET", "/v1/blobs/{sha256}", params: ["sha256": helloSHA256], expect: 200, "read back",
+                check: { body in #expect(String(decoding: body, as: UTF8.self) == "hello") }),
+            Probe("HEAD", "/v1/blobs/{sha256}", params: ["sha256": unknownSHA256], expect: 404, "not held"),
+            Probe("GET", "/v1/blobs/{sha256}", params: ["sha256": unknownSHA256], expect: 404, code: "not_found", "not held"),
+            Probe(
+                "PATCH", "/v1/blobs/{sha256}", params: ["sha256": unknownSHA256],
+                headers: [("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "3"), ("Upload-Length", "10")],
+                body: "lo", expect: 409, code: "conflict", "from an offset not held"),
+            Probe(
+                "PATCH", "/v1/blobs/{sha256}", params: ["sha256": unknownSHA256],
+                headers: [("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "0"), ("Upload-Length", "2000")],
+                body: "x", expect: 413, code: "too_large", "over --max-attachment-bytes"),
+            Probe(
+                "PATCH", "/v1/blobs/{sha256}", params: ["sha256": unknownSHA256],
+                headers: [("Content-Type", "application/offset+octet-stream"), ("Upload-Offset", "0"), ("Upload-Length", "5")],
+                body: "hellx", expect: 422, code: "digest_mismatch", "bytes that are not the name's"),
+
             Probe(
                 "PATCH", "/v1/drafts/{draft}/attachments/{attachment}", params: ["draft": main, "attachment": fixtures.photo],
                 headers: [("If-Match", "$draftRevision")], body: #"{"altText": "A photo.", "position": 1}"#, expect: 200,
@@ -1503,6 +1538,8 @@ extension OpenAPIContractTests {
         case ("header", "If-Match"): .refused(value: "W/\"1\"", code: "invalid_request")
         case ("header", "Idempotency-Key"): .refused(value: "with space", code: "invalid_request")
         case ("path", "name"): .refused(value: "-bad", code: "invalid_request")
+        case ("path", "sha256"): .refused(value: "ABC", code: "invalid_request")
+        case ("header", "Upload-Offset"), ("header", "Upload-Length"): .refused(value: "-1", code: "invalid_request")
         case ("path", "revision"): .refused(value: "x", code: "invalid_request")
         case ("query", "loser"): .refused(value: "-1", code: "invalid_request")
         case ("header", "Content-Encoding"): .refused(value: "gzip", code: "invalid_request")

@@ -1,0 +1,31 @@
+import Foundation
+import PrefsKit
+
+/// How a replica moves attachments' bytes to and from its upstream, beside its exchanges
+/// (``SyncTransport``): each blob once, named by its SHA-256 (`/v1/blobs/{sha256}`, over HTTP in
+/// `prefsd --upstream` and an `EmbeddedStore` given an upstream), an upload cut off going on from
+/// the bytes the upstream holds.
+package protocol BlobTransport: Sendable {
+    /// Where the blob `sha256` stands at the upstream, for the device's token: held whole (its
+    /// size), or how many bytes of it the device's upload holds there.
+    ///
+    /// - Throws: ``PrefsError`` — `unreachable` when the upstream cannot be reached; any error it
+    ///   answered.
+    func heldOffset(of sha256: String) async throws -> BlobState
+
+    /// Sends the file `file` as the blob `sha256`, from the bytes the upstream holds of it (none
+    /// if it holds it whole), going on from there after a cut.
+    ///
+    /// - Returns: The blob's size, once the upstream holds it.
+    /// - Throws: ``PrefsError`` — `digest_mismatch` if the file does not hash to `sha256`,
+    ///   `too_large` over the upstream's attachment limit, `unreachable` once tries stop getting
+    ///   further; any other error the upstream answered.
+    func upload(sha256: String, file: URL) async throws -> Int64
+
+    /// Reads the blob `sha256` from the upstream into the file `file`, as it comes.
+    ///
+    /// - Returns: Its size in bytes.
+    /// - Throws: ``PrefsError`` — `not_found` if the upstream holds no such blob for the device,
+    ///   `unreachable` if the connection is lost midway (the file is removed).
+    func download(sha256: String, to file: URL) async throws -> Int64
+}

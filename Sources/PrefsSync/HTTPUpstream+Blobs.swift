@@ -1,0 +1,100 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import PrefsEngine
+import PrefsKit
+
+/// A replica's blobs to and from its upstream (`/v1/blobs/{sha256}`), as the device's token.
+extension HTTPUpstream: BlobTransport {
+    /// How long one request of a blob may take, its bytes included: a blob at the default
+    /// attachment limit (100 MiB) over a slow link.
+    static let blobRequestTime = TimeAmount.minutes(30)
+
+    /// How long an upload may go without getting further (a cut, an upstream restarting) before
+    /// it fails.
+    static let blobUploadPatience = Duration.seconds(30)
+
+    package func heldOffset(of sha256: String) async throws -> BlobState {
+        let response = try await send(blobRequest(sha256, method: .HEAD), timeout: .seconds(Int64(Self.margin.components.seconds)))
+        switch response.status {
+        case .ok:
+            guard let size = response.headers.first(name: "Content-Length").flatMap(Int64.init) else {
+                throw PrefsError(.unavailable, "The upstream \(url) answered HEAD for blob \(sha256) without a Content-Length.")
+            }
+            return .held(byteSize: size)
+        case .notFound:
+            guard let received = response.headers.first(name: "Upload-Offset").flatMap(Int64.init) else {
+                throw PrefsError(.unavailable, "The upstream \(url) answered 404 for blob \(sha256) without an Upload-Offset: is it a prefsd with blobs?")
+            }
+            return .uploading(received: received)
+        default:
+            throw answered(response.status, ByteBuffer())
+        }
+    }
+
+    package func upload(sha256: String, file: URL) async throws -> Int64 {
+        try await ResumableUpload.run(patience: Self.blobUploadPatience, state: { try await heldOffset(of: sha256) }) { offset in
+            let source = try FileUpload(path: file.path, from: offset)
+            var request = blobRequest(sha256, method: .PATCH)
+            request.headers.add(name: "Content-Type", value: "application/offset+octet-stream")
+            request.headers.add(name: "Upload-Offset", value: String(offset))
+            request.headers.add(name: "Upload-Length", value: String(source.size))
+            request.body = .stream(source.bytes().map { ByteBuffer(data: $0) }, length: .known(source.size - offset))
+            let response = try await send(request, timeout: Self.blobRequestTime)
+            guard response.status == .noContent || response.status == .conflict else {
+                throw answered(response.status, try await collect(response))
+            }
+            let held = response.headers.first(name: "Upload-Offset").flatMap(Int64.init) ?? 0
+            return response.status == .noContent && held == source.size ? .held(byteSize: held) : .uploading(received: held)
+        }
+    }
+
+    package func download(sha256: String, to file: URL) async throws -> Int64 {
+        let response = try await send(blobRequest(sha256, method: .GET), timeout: Self.blobRequestTime)
+        guard response.status == .ok else { throw answered(response.status, try await collect(response)) }
+        guard FileManager.default.createFile(atPath: file.path, contents: nil), let handle = try? FileHandle(forWritingTo: file) else {
+            throw PrefsError(.invalidRequest, "Cannot write \(file.path).")
+        }
+        defer { try? handle.close() }
+        var size: Int64 = 0
+        do {
+            for try await buffer in response.body {
+                try handle.write(contentsOf: buffer.readableBytesView)
+                size += Int64(buffer.readableBytes)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: file)
+            throw mapped(error)
+        }
+        return size
+    }
+
+    /// A request of the blob `sha256` by `method`, as the device.
+    private func blobRequest(_ sha256: String, method: HTTPMethod) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url + "/v1/blobs/" + PercentEncoding.encoded(sha256, keeping: "-._~"))
+        request.method = method
+        request.headers.add(name: "Authorization", value: authorization)
+        request.headers.add(name: "User-Agent", value: "prefsd/\(prefsVersion) (sync)")
+        return request
+    }
+
+    /// Sends `request`, its failures to reach the upstream as `unreachable`.
+    private func send(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> HTTPClientResponse {
+        do {
+            return try await client.execute(request, timeout: timeout)
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    /// An error answer's body, read.
+    private func collect(_ response: HTTPClientResponse) async throws -> ByteBuffer {
+        do {
+            return try await response.body.collect(upTo: 1024 * 1024)
+        } catch {
+            throw mapped(error)
+        }
+    }
+}

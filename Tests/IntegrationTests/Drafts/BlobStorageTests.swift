@@ -1,0 +1,159 @@
+import Foundation
+import PrefsEngine
+import PrefsKit
+import PrefsPostgres
+import PrefsStore
+import TestHarness
+import Testing
+
+/// Blobs sent by their hash, kept by the engine on SQLite and on PostgreSQL alike: an upload's
+/// bytes kept between requests per uploader, refused at another offset, hashed when all are in;
+/// who may read a stored blob; and what the upkeep drops — uploads left alone, blobs uploaded
+/// long ago that no attachment uses — and what it keeps.
+@Suite struct BlobStorageTests {
+    enum Backend: String, CaseIterable, Sendable {
+        case sqlite, postgres
+    }
+
+    /// The backends this run has: PostgreSQL where a test server is configured.
+    static let backends = Backend.allCases.filter { $0 == .sqlite || PostgresTestDatabase.isEnabled }
+
+    /// Runs `body` with an engine on `backend`, made with `configuration`.
+    static func withEngine(
+        _ backend: Backend, configuration: StoreConfiguration = StoreConfiguration(),
+        _ body: (any EngineServing) async throws -> Void
+    ) async throws {
+        switch backend {
+        case .sqlite:
+            try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { try await body($0) }
+        case .postgres:
+            try await withPostgresDatabase { database in
+                try await withStore(try await PostgresStore(url: database.url, configuration: configuration)) { try await body($0) }
+            }
+        }
+    }
+
+    /// `count` bytes that repeat nowhere near a chunk's length.
+    static func bytes(_ count: Int, seed: Int = 0) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: ($0 &+ seed) &* 131 &+ $0 / 509) })
+    }
+
+    /// `data`'s SHA-256, as `sha256sum` gives it.
+    static func sha256(_ data: Data) async throws -> String {
+        let file = FileManager.default.temporaryDirectory.appending(path: "blob-\(UUID().uuidString)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return String(try await CommandResult.runTool("/usr/bin/sha256sum", [file.path]).stdout.prefix(64))
+    }
+
+    /// `data` as a body, in pieces of `piece` bytes.
+    static func body(_ data: Data, piece: Int = 100_000) -> AsyncThrowingStream<Data, any Error> {
+        AsyncThrowingStream { continuation in
+            var start = data.startIndex
+            while start < data.endIndex {
+                continuation.yield(data[start..<min(start + piece, data.endIndex)])
+                start += piece
+            }
+            continuation.finish()
+        }
+    }
+
+    /// The whole of a blob's bytes as `grant` reads them.
+    static func read(_ engine: any EngineServing, _ sha256: String, grant: AccessGrant) async throws -> Data {
+        var bytes = Data()
+        for try await chunk in try await engine.blobData(sha256, grant: grant).bytes { bytes.append(chunk) }
+        return bytes
+    }
+
+    static let phone = AccessGrant(token: "alice-phone", role: .writer, scope: "/accounts/alice")
+    static let laptop = AccessGrant(token: "alice-laptop", role: .writer, scope: "/accounts/alice")
+    static let bob = AccessGrant(token: "bob", role: .reader, scope: "/accounts/bob")
+
+    @Test("Each uploader's bytes are kept between requests, and hashed when all are in", arguments: backends)
+    func uploadsGoOnFromTheBytesHeld(backend: Backend) async throws {
+        try await Self.withEngine(backend) { engine in
+            let blob = Self.bytes(700_000)
+            let sha256 = try await Self.sha256(blob)
+            let length = Int64(blob.count)
+            #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.phone, bytes: Self.body(blob.prefix(300_001))) == 300_001)
+            #expect(try await engine.blobState(sha256, grant: Self.phone) == .uploading(received: 300_001))
+            #expect(try await engine.blobState(sha256, grant: Self.laptop) == .uploading(received: 0), "each uploader has its own")
+
+            await #expect(throws: BlobOffsetConflict.self, "another offset") {
+                try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.phone, bytes: Self.body(blob))
+            }
+            #expect(try await engine.blobState(sha256, grant: Self.phone) == .uploading(received: 300_001), "nothing changed")
+
+            #expect(
+                try await engine.uploadBlob(sha256, offset: 300_001, length: length, grant: Self.phone, bytes: Self.body(blob.dropFirst(300_001), piece: 77_777))
+                    == length)
+            #expect(try await engine.blobState(sha256, grant: Self.phone) == .held(byteSize: length))
+            #expect(try await Self.read(engine, sha256, grant: Self.phone) == blob)
+            #expect(try await engine.blobState(sha256, grant: Self.laptop) == .uploading(received: 0), "not the laptop's, and no draft uses it")
+            await #expect(throws: PrefsError.self) { _ = try await engine.blobData(sha256, grant: Self.bob) }
+
+            // The laptop proves it has the bytes by sending them; its upload then leaves the blob as it was.
+            #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.laptop, bytes: Self.body(blob)) == length)
+            #expect(try await Self.read(engine, sha256, grant: Self.laptop) == blob)
+
+            // Bytes that hash to another name are dropped, the upload with them.
+            let other = Self.bytes(1000, seed: 5)
+            do {
+                _ = try await engine.uploadBlob(sha256, offset: 0, length: 1000, grant: Self.bob, bytes: Self.body(other))
+                Issue.record("bytes that hash to another name were taken")
+            } catch let error as PrefsError {
+                #expect(error.code == .digestMismatch, "\(error)")
+            }
+            #expect(try await engine.blobState(sha256, grant: Self.bob) == .uploading(received: 0))
+        }
+    }
+
+    @Test("A blob is read by the accounts whose drafts use it", arguments: backends)
+    func draftsOfAnAccountOpenItsBlobs(backend: Backend) async throws {
+        try await Self.withEngine(backend) { engine in
+            let blob = Self.bytes(2000, seed: 1)
+            let sha256 = try await Self.sha256(blob)
+            let reader = AccessGrant(token: "alice-web", role: .reader, scope: "/accounts/alice")
+            let accounts = AccessGrant(token: "ops", role: .reader, scope: "/accounts")
+            #expect(try await engine.uploadBlob(sha256, offset: 0, length: 2000, grant: Self.phone, bytes: Self.body(blob)) == 2000)
+            #expect(try await engine.blobState(sha256, grant: reader) == .uploading(received: 0))
+            let draft = try await engine.createDraft(DraftInput(account: "alice"), context: WriteContext())
+            _ = try await engine.addAttachment(
+                to: draft.id, AttachmentUpload(filename: "a.bin"), ifRevision: nil, bytes: Self.body(blob), context: WriteContext())
+            #expect(try await engine.blobState(sha256, grant: reader) == .held(byteSize: 2000))
+            #expect(try await engine.blobState(sha256, grant: accounts) == .held(byteSize: 2000))
+            #expect(try await engine.blobState(sha256, grant: Self.bob) == .uploading(received: 0))
+            #expect(try await engine.blobState(sha256, grant: .everything) == .held(byteSize: 2000))
+        }
+    }
+
+    @Test("Uploads left alone, and blobs uploaded long ago that no attachment uses, are dropped", arguments: backends)
+    func upkeepDropsWhatOutlivedItsRetention(backend: Backend) async throws {
+        var configuration = StoreConfiguration()
+        configuration.blobUploadRetention = .milliseconds(700)
+        try await Self.withEngine(backend, configuration: configuration) { engine in
+            let (unused, used, partial) = (Self.bytes(1000, seed: 1), Self.bytes(1000, seed: 2), Self.bytes(1000, seed: 3))
+            let sums = (try await Self.sha256(unused), try await Self.sha256(used), try await Self.sha256(partial))
+            _ = try await engine.uploadBlob(sums.0, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(unused))
+            _ = try await engine.uploadBlob(sums.1, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(used))
+            _ = try await engine.uploadBlob(sums.2, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(partial.prefix(10)))
+            let draft = try await engine.createDraft(DraftInput(account: "alice"), context: WriteContext())
+            let added = try await engine.addAttachment(
+                to: draft.id, AttachmentUpload(filename: "a.bin"), ifRevision: nil, bytes: Self.body(used), context: WriteContext())
+            try await Task.sleep(for: .milliseconds(800))
+            // The upkeep runs as a batch commits.
+            _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
+            #expect(try await engine.blobState(sums.0, grant: .everything) == .uploading(received: 0), "no attachment uses it")
+            #expect(try await engine.blobState(sums.1, grant: .everything) == .held(byteSize: 1000), "an attachment uses it")
+            #expect(try await engine.blobState(sums.2, grant: Self.phone) == .uploading(received: 0), "left alone")
+
+            // A blob uploaded again is kept a while longer, though its last attachment goes.
+            _ = try await engine.uploadBlob(sums.1, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(Data()))
+            _ = try await engine.removeAttachment(added.attachment.id, of: draft.id, ifRevision: nil, context: WriteContext())
+            #expect(try await engine.blobState(sums.1, grant: .everything) == .held(byteSize: 1000), "its uploader keeps it")
+            try await Task.sleep(for: .milliseconds(800))
+            _ = try await engine.set(try KeyName("a.b"), to: 2, scope: "/", ifRevision: nil, context: WriteContext())
+            #expect(try await engine.blobState(sums.1, grant: .everything) == .uploading(received: 0), "and then it goes")
+        }
+    }
+}
