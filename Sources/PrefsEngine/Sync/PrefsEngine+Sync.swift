@@ -308,8 +308,10 @@ extension PrefsEngine {
             sleep: { pause in try? await clock.sleep(for: pause) })
     }
 
-    /// One exchange through `transport`: sends the next request, takes its answer in, and notes
-    /// how it went. Returns whether it succeeded.
+    /// One exchange through `transport`: sends the bytes of the attachments its drafts add that
+    /// the upstream lacks, then the next request; fetches the bytes of the attachments the answer
+    /// brings that this replica lacks, and takes it in with them; notes how it went. Returns
+    /// whether it succeeded.
     @discardableResult
     package func exchange(through transport: any SyncTransport, pushing: Bool, wait: Int?) async -> Bool {
         guard let replica else { return false }
@@ -324,10 +326,14 @@ extension PrefsEngine {
         defer { if pushing { replica.pushTurns.give() } }
         let request = replica.request(pushing: pushing, wait: wait, now: wallClock.now())
         let outcome: Result<SyncAnswer, any Error>
+        let blobs = transport as? any BlobTransport
         do {
+            if let blobs, !request.drafts.isEmpty { try await uploadAttachments(of: request.drafts, through: blobs) }
             let answer = try await transport.exchange(request)
             if !request.mutations.isEmpty { DebugFaults.pushAnswered() }
-            try await takeIn(answer)
+            let fetched = if let blobs { try await downloadAttachments(of: answer, through: blobs) } else { [String: (file: URL, byteSize: Int64)]() }
+            defer { for (file, _) in fetched.values { try? FileManager.default.removeItem(at: file) } }
+            try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer, fetched: fetched) }
             outcome = .success(answer)
         } catch {
             outcome = .failure(error)
@@ -342,9 +348,10 @@ extension PrefsEngine {
         replica?.request(pushing: pushing, wait: wait, now: wallClock.now())
     }
 
-    /// Takes in the upstream's answer: results, snapshot and changes, in one transaction.
+    /// Takes in the upstream's answer: results, snapshot and changes, in one transaction (the sim
+    /// and tests: no attachment's bytes come with it).
     package func takeIn(_ answer: SyncAnswer) async throws {
-        try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer) }
+        try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer, fetched: [:]) }
     }
 
     /// Exchanges with the upstream until the outbox is empty and every change the upstream has

@@ -4,13 +4,16 @@ import PrefsKit
 import PrefsStore
 import Synchronization
 
-/// A transport that hands a replica's requests straight to an upstream engine in the same
-/// process, as a device whose token is `grant`; `online` false makes every exchange fail as if
-/// the network were down.
-final class DirectUpstream: SyncTransport {
+/// A transport that hands a replica's requests — its exchanges and its attachments' bytes —
+/// straight to an upstream engine in the same process, as a device whose token is `grant`;
+/// `online` false makes every exchange fail as if the network were down. It counts the bytes
+/// each way.
+final class DirectUpstream: SyncTransport, BlobTransport {
     let upstream: EmbeddedStore
     let grant: AccessGrant
     let online = Mutex(true)
+    /// The attachments' bytes sent up and fetched down so far.
+    let blobBytes = Mutex((up: Int64(0), down: Int64(0)))
 
     init(_ upstream: EmbeddedStore, device: String, scope: ScopePath = "/accounts/alice") {
         self.upstream = upstream
@@ -20,6 +23,32 @@ final class DirectUpstream: SyncTransport {
     func exchange(_ request: SyncRequest) async throws -> SyncAnswer {
         guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
         return try await upstream.exchange(request, grant: grant, context: WriteContext())
+    }
+
+    func heldOffset(of sha256: String) async throws -> BlobState {
+        guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
+        return try await upstream.blobState(sha256, grant: grant)
+    }
+
+    func upload(sha256: String, file: URL) async throws -> Int64 {
+        let offset: Int64 = if case .uploading(let received) = try await heldOffset(of: sha256) { received } else { 0 }
+        let data = try Data(contentsOf: file)
+        let rest = data.dropFirst(Int(offset))
+        blobBytes.withLock { $0.up += Int64(rest.count) }
+        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
+            continuation.yield(Data(rest))
+            continuation.finish()
+        }
+        return try await upstream.uploadBlob(sha256, offset: offset, length: Int64(data.count), grant: grant, bytes: bytes)
+    }
+
+    func download(sha256: String, to file: URL) async throws -> Int64 {
+        guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
+        var data = Data()
+        for try await chunk in try await upstream.blobData(sha256, grant: grant).bytes { data.append(chunk) }
+        try data.write(to: file)
+        blobBytes.withLock { $0.down += Int64(data.count) }
+        return Int64(data.count)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import PrefsEngine
 import PrefsKit
 import PrefsStore
+import Synchronization
 import Testing
 
 /// Drafts across devices, each rule on a small scene: an upstream and two replicas in one
@@ -197,6 +198,37 @@ struct DraftSyncTests {
         // The device holds the conflict too, and nothing waits to be pushed.
         #expect(try await laptop.conflicts(ConflictQuery()).map(\.revision) == [conflict.revision])
         #expect(laptop.replicaStatus?.outbox == 0)
+        await bench.close()
+    }
+
+    @Test("an attachment's bytes go up once before the draft that uses them and come down to the other device")
+    func attachmentsTravel() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let upload = AttachmentUpload(filename: "notes.bin", mimeType: "application/octet-stream")
+        let added = try await laptop.addAttachment(to: draft.id, upload, data: bytes)
+        try await bench.syncAll()
+        let there = try #require(try await desktop.draft(draft.id).attachments.first)
+        #expect(there.id == added.attachment.id && there.sha256 == added.attachment.sha256)
+        var read = Data()
+        for try await chunk in try await desktop.attachmentData(there.id, of: draft.id).bytes { read.append(chunk) }
+        #expect(read == bytes)
+        #expect(bench.replicas["laptop"]!.transport.blobBytes.withLock { $0.up } == Int64(bytes.count))
+        #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == Int64(bytes.count))
+        // The same bytes in a second draft, and attached again: they do not cross the wire again.
+        let second = try await laptop.createDraft(DraftInput(account: "alice", text: "again"))
+        _ = try await laptop.addAttachment(to: second.id, upload, data: bytes)
+        _ = try await laptop.addAttachment(to: draft.id, upload, data: bytes)
+        try await bench.syncAll()
+        #expect(try await bench.upstream.draft(draft.id).attachments.count == 2)
+        #expect(try await desktop.draft(second.id).attachments.first?.sha256 == added.attachment.sha256)
+        #expect(bench.replicas["laptop"]!.transport.blobBytes.withLock { $0.up } == Int64(bytes.count))
+        #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == Int64(bytes.count))
+        // A detach and an alt text travel too.
+        _ = try await desktop.removeAttachment(added.attachment.id, of: draft.id, ifRevision: nil)
+        try await bench.syncAll()
+        #expect(try await laptop.draft(draft.id).attachments.map(\.id) == (try await bench.upstream.draft(draft.id).attachments.map(\.id)))
+        #expect(try await laptop.draft(draft.id).attachments.count == 1)
         await bench.close()
     }
 
