@@ -176,7 +176,7 @@ final class SyncSimulation {
     func run(steps count: Int) async throws {
         for _ in 0..<count {
             step += 1
-            for (index, device) in devices.enumerated() where device.store == nil && device.joinsAt == step {
+            for (index, device) in devices.enumerated() where device.store == nil && device.joinsAt <= step {
                 try startDevice(index)
             }
             try await deliverDue()
