@@ -381,6 +381,41 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    @Test("a field two devices changed keeps the later change, even when the earlier one was rebased on a replica")
+    func rebasedFieldKeepsTheLaterChange() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "one"))
+        try await bench.syncAll()
+        var first = DraftPatch()
+        first.text = .set("one two")
+        _ = try await laptop.updateDraft(draft.id, first, ifRevision: nil)
+        let request = try #require(laptop.syncRequest(pushing: true))
+        // While it is on its way, the laptop sets the language; a second later, the desktop sets
+        // another.
+        var english = DraftPatch()
+        english.language = .set("en")
+        _ = try await laptop.updateDraft(draft.id, english, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var french = DraftPatch()
+        french.language = .set("fr")
+        _ = try await desktop.updateDraft(draft.id, french, ifRevision: nil)
+        try await bench.sync("desktop")
+        try await laptop.takeIn(try await serve(request, from: "laptop", on: bench))
+        try await bench.syncAll()
+        let stores = try await agreedDrafts(bench)
+        for store in stores.dropFirst() { #expect(store == stores[0]) }
+        // The rebase on the answer to the first change resolves the language without the
+        // upstream's stamps (its answer carries none): the laptop's wins, as if later, and is
+        // pushed as made on the upstream's draft, which takes it as it is. Pushed without the
+        // change before it in flight, the later stamp would have won.
+        withKnownIssue("a replica's rebase lets its own change of a field win over a later one") {
+            #expect(stores[0].first?.language == "fr")
+        }
+        await bench.close()
+    }
+
     @Test("a device's drafts stay within its token's scope")
     func draftsStayWithinScope() async throws {
         let bench = try await SyncBench()

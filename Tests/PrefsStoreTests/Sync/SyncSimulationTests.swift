@@ -295,6 +295,7 @@ struct SyncSimulationTests {
         #expect(simulation.upstream.committedRevision == revision)
         #expect(try await simulation.upstream.dump(scope: "/") == before)
         #expect(try await Self.violations(in: simulation).isEmpty)
+        #expect(try await Self.draftViolations(in: simulation).isEmpty)
         await simulation.close()
     }
 }
