@@ -126,13 +126,22 @@ extension WriteBatch {
                 device: .init(draft: local, stamps: latest.stamps))
             var merged = merge.merged
             merged.revision = local.revision
-            try placeDraftFromUpstream(merged, id: id)
+            // Its thread and place merge each on their own: no place outside a thread.
+            if merged.thread == nil { merged.position = nil }
+            // Its thread is settled once the merged draft, pushed next, is answered.
+            try place(merged, id: id)
             try queueDraft(id, merged, stamp: latest.stamp, stamps: latest.stamps)
             if let text = merge.conflictedText {
                 var input = DraftInput(local)
                 input.text = text
                 input.thread = merged.thread
-                input.position = merged.position.map { $0 + 1 }
+                // Next to the draft, as the upstream places its copies; within the thread as it is
+                // here, which may not hold every draft the upstream's places count.
+                if let thread = merged.thread, let position = merged.position {
+                    input.position = min(position + 1, try connection.drafts(account: nil, thread: thread).count)
+                } else {
+                    input.position = nil
+                }
                 let sync = context.sync
                 context.sync = nil
                 defer { context.sync = sync }
@@ -181,10 +190,38 @@ extension WriteBatch {
 
     // MARK: Placing what the upstream decided
 
+    /// Makes the local draft `id` `target` (nil: none), as the upstream has it (``place(_:id:)``),
+    /// then settles its threads, where it was and where it is.
+    private func placeDraftFromUpstream(_ target: Draft?, id: UUID) throws {
+        let was = try connection.draft(id)?.thread
+        try place(target, id: id)
+        try settle(threads: [was, target?.thread])
+    }
+
+    /// Shows every draft of each of `threads` as the upstream has it, once none of them has a
+    /// change still to push. A draft moved here moved its neighbours here too, and only its own
+    /// change is pushed: the upstream says where they are — where it took the change in, or
+    /// where it merged it with another device's move. A draft that goes to another thread
+    /// settles that thread too.
+    private func settle(threads: [String?]) throws {
+        var unsettled = threads.compactMap { $0 }
+        var settled: Set<String> = []
+        while let thread = unsettled.popLast() {
+            guard settled.insert(thread).inserted else { continue }
+            let drafts = try connection.drafts(account: nil, thread: thread)
+            guard drafts.allSatisfy({ pendingDraftMutations(of: $0.id).isEmpty }) else { continue }
+            for draft in drafts {
+                guard let base = draftBase(of: draft.id) else { continue }
+                try place(base.draft, id: draft.id)
+                if let elsewhere = base.draft?.thread, elsewhere != thread { unsettled.append(elsewhere) }
+            }
+        }
+    }
+
     /// Makes the local draft `id` `target` (nil: none), as the upstream has it: its fields, place
     /// and attachments as they are there (those whose bytes this replica holds), under the local
-    /// revision that follows; a change event for its watchers.
-    private func placeDraftFromUpstream(_ target: Draft?, id: UUID) throws {
+    /// revision that follows; a change event for its watchers. Its neighbours stay where they are.
+    private func place(_ target: Draft?, id: UUID) throws {
         let local = try connection.draft(id)
         guard var draft = target else {
             guard let local else { return }

@@ -267,6 +267,155 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    /// The upstream's answer to `request`, sent by `device` (which has yet to take it in).
+    func serve(_ request: SyncRequest, from device: String, on bench: SyncBench) async throws -> SyncAnswer {
+        try await bench.upstream.exchange(request, grant: bench.replicas[device]!.transport.grant, context: WriteContext())
+    }
+
+    /// Every store's drafts of alice, their revisions and times aside: what the stores agree on.
+    func agreedDrafts(_ bench: SyncBench) async throws -> [[Draft]] {
+        var all: [[Draft]] = []
+        for store in [bench.upstream] + bench.replicas.keys.sorted().map({ bench.replicas[$0]!.store }) {
+            all.append(
+                try await store.drafts(account: "alice", thread: nil).map { draft in
+                    var draft = draft
+                    draft.revision = 0
+                    (draft.createdAt, draft.updatedAt) = (.distantPast, .distantPast)
+                    return draft
+                })
+        }
+        return all
+    }
+
+    @Test("a draft moved on two devices: the other drafts of its thread end where the upstream put them, on both")
+    func neighboursOfAMoveSettle() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        var drafts: [Draft] = []
+        for text in ["a", "f", "d", "g"] {
+            drafts.append(try await laptop.createDraft(DraftInput(account: "alice", text: text, thread: "trip")))
+        }
+        try await bench.syncAll()
+        // The laptop moves d first (a and f move down, here), the desktop a moment later last.
+        var first = DraftPatch()
+        first.position = .set(0)
+        _ = try await laptop.updateDraft(drafts[2].id, first, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var last = DraftPatch()
+        last.position = .set(3)
+        _ = try await desktop.updateDraft(drafts[2].id, last, ifRevision: nil)
+        try await bench.sync("desktop")
+        try await bench.syncAll()
+        // The later move stands. a and f did not change upstream: only the answer to the
+        // laptop's move can tell the laptop where they are.
+        let stores = try await agreedDrafts(bench)
+        #expect(stores[0].map(\.text) == ["a", "f", "g", "d"] && stores[0].map(\.position) == [0, 1, 2, 3])
+        for store in stores.dropFirst() { #expect(store == stores[0]) }
+        await bench.close()
+    }
+
+    @Test("a conflicted copy a replica makes of a draft moved out of its thread elsewhere is out of threads too")
+    func replicaCopyOfDraftMovedOutOfThread() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "one two", thread: "trip"))
+        _ = try await laptop.createDraft(DraftInput(account: "alice", text: "other", thread: "trip"))
+        try await bench.syncAll()
+        var first = DraftPatch()
+        first.text = .set("zero one two")
+        _ = try await laptop.updateDraft(draft.id, first, ifRevision: nil)
+        let request = try #require(laptop.syncRequest(pushing: true))
+        // While it is on its way: the laptop changes a word and moves the draft down its thread; the desktop
+        // changes the same word and takes the draft out of the thread.
+        var second = DraftPatch()
+        second.text = .set("zero one 2")
+        second.position = .set(1)
+        _ = try await laptop.updateDraft(draft.id, second, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var elsewhere = DraftPatch()
+        elsewhere.text = .set("one deux")
+        elsewhere.thread = .clear
+        _ = try await desktop.updateDraft(draft.id, elsewhere, ifRevision: nil)
+        try await bench.sync("desktop")
+        // The answer to the first change: the second is rebased on it, its text a conflicted copy.
+        try await laptop.takeIn(try await serve(request, from: "laptop", on: bench))
+        try await bench.syncAll()
+        let stores = try await agreedDrafts(bench)
+        let merged = try #require(stores[0].first { $0.id == draft.id })
+        let copy = try #require(stores[0].first { $0.conflictOf == draft.id })
+        #expect(merged.text == "zero one deux" && merged.thread == nil && merged.position == nil)
+        #expect(copy.text == "zero one 2" && copy.thread == nil && copy.position == nil)
+        for store in stores.dropFirst() { #expect(store == stores[0]) }
+        await bench.close()
+    }
+
+    @Test("a conflicted copy a replica makes goes next to its draft in the thread as the replica has it")
+    func replicaCopyInLongerThread() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "one two", thread: "trip"))
+        try await bench.syncAll()
+        var first = DraftPatch()
+        first.text = .set("zero one two")
+        _ = try await laptop.updateDraft(draft.id, first, ifRevision: nil)
+        let request = try #require(laptop.syncRequest(pushing: true))
+        var second = DraftPatch()
+        second.text = .set("zero one 2")
+        _ = try await laptop.updateDraft(draft.id, second, ifRevision: nil)
+        // Meanwhile the desktop puts two drafts before it (the laptop has not heard of them when
+        // the answer comes: the upstream's place of the draft is past the laptop's thread).
+        for text in ["e", "f"] { _ = try await desktop.createDraft(DraftInput(account: "alice", text: text, thread: "trip", position: 0)) }
+        var same = DraftPatch()
+        same.text = .set("one deux")
+        _ = try await desktop.updateDraft(draft.id, same, ifRevision: nil)
+        try await bench.sync("desktop")
+        try await laptop.takeIn(try await serve(request, from: "laptop", on: bench))
+        try await bench.syncAll()
+        let stores = try await agreedDrafts(bench)
+        #expect(stores[0].map(\.position) == [0, 1, 2, 3])
+        #expect(stores[0].contains { $0.conflictOf == draft.id && $0.text == "zero one 2" && $0.thread == "trip" })
+        for store in stores.dropFirst() { #expect(store == stores[0]) }
+        await bench.close()
+    }
+
+    @Test("a field two devices changed keeps the later change, even when the earlier one was rebased on a replica")
+    func rebasedFieldKeepsTheLaterChange() async throws {
+        let bench = try await SyncBench()
+        let laptop = try await bench.replica("laptop")
+        let desktop = try await bench.replica("desktop")
+        let draft = try await laptop.createDraft(DraftInput(account: "alice", text: "one"))
+        try await bench.syncAll()
+        var first = DraftPatch()
+        first.text = .set("one two")
+        _ = try await laptop.updateDraft(draft.id, first, ifRevision: nil)
+        let request = try #require(laptop.syncRequest(pushing: true))
+        // While it is on its way, the laptop sets the language; a second later, the desktop sets
+        // another.
+        var english = DraftPatch()
+        english.language = .set("en")
+        _ = try await laptop.updateDraft(draft.id, english, ifRevision: nil)
+        bench.time.advance(by: 1_000)
+        var french = DraftPatch()
+        french.language = .set("fr")
+        _ = try await desktop.updateDraft(draft.id, french, ifRevision: nil)
+        try await bench.sync("desktop")
+        try await laptop.takeIn(try await serve(request, from: "laptop", on: bench))
+        try await bench.syncAll()
+        let stores = try await agreedDrafts(bench)
+        for store in stores.dropFirst() { #expect(store == stores[0]) }
+        // The rebase on the answer to the first change resolves the language without the
+        // upstream's stamps (its answer carries none): the laptop's wins, as if later, and is
+        // pushed as made on the upstream's draft, which takes it as it is. Pushed without the
+        // change before it in flight, the later stamp would have won.
+        withKnownIssue("a replica's rebase lets its own change of a field win over a later one") {
+            #expect(stores[0].first?.language == "fr")
+        }
+        await bench.close()
+    }
+
     @Test("a device's drafts stay within its token's scope")
     func draftsStayWithinScope() async throws {
         let bench = try await SyncBench()

@@ -115,6 +115,13 @@ final class SyncSimulation {
     /// How many snapshots the upstream sent to replicas that had taken one before (their cursor
     /// fell behind the log's compaction).
     private(set) var resnapshots = 0
+    /// What the upstream made of each pushed draft change, by `device#seq`, as it answered
+    /// (whether or not the answer arrived).
+    private(set) var draftOutcomes: [String: [SyncAnswer.DraftResult]] = [:]
+    /// The drafts written, on the devices and the upstream, step after step.
+    let drafts: DraftWorkload
+    /// Whether the schedule writes drafts (``drafts``) beside its preferences.
+    let writesDrafts: Bool
     /// What happened, step by step, to read when a schedule fails.
     private(set) var trace: [String] = []
     /// Every set and reset of a simulated key the upstream committed, in order, read from its
@@ -127,9 +134,13 @@ final class SyncSimulation {
     /// compaction dropped some before the simulation could read them.
     private(set) var upstreamChangesComplete = true
 
-    init(seed: UInt64) throws {
+    /// A simulation whose schedule follows from `seed`; `writesDrafts` false: of preferences
+    /// only — the same schedule of them either way (the drafts draw from a generator of their own).
+    init(seed: UInt64, writesDrafts: Bool = true) throws {
         self.seed = seed
         random = SplitMix64(seed: seed)
+        drafts = DraftWorkload(seed: seed)
+        self.writesDrafts = writesDrafts
         // In memory where the system has a tmpfs: thousands of schedules open and close thousands
         // of database files.
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(filePath: "/dev/shm") : FileManager.default.temporaryDirectory
@@ -176,10 +187,11 @@ final class SyncSimulation {
     func run(steps count: Int) async throws {
         for _ in 0..<count {
             step += 1
-            for (index, device) in devices.enumerated() where device.store == nil && device.joinsAt == step {
+            for (index, device) in devices.enumerated() where device.store == nil && device.joinsAt <= step {
                 try startDevice(index)
             }
             try await deliverDue()
+            try await writeDraft()
             let roll = Int.random(in: 0..<100, using: &random)
             do {
                 switch roll {
@@ -253,6 +265,21 @@ final class SyncSimulation {
                 device: devices[index].name, seq: last.seq, key: key, scope: scope, value: value, held: held,
                 ifAbsent: last.ifAbsent == true, cursor: status.cursor))
         trace.append("\(step) \(devices[index].name) wrote #\(last.seq) \(key)@\(scope.path)=\(value?.canonicalText ?? "reset")")
+    }
+
+    /// A draft write, on a device or the upstream, if the draft workload makes one at this step.
+    private func writeDraft() async throws {
+        guard writesDrafts else { return }
+        switch drafts.nextWriter(among: running()) {
+        case .device(let index):
+            let device = devices[index]
+            trace.append("\(step) \(device.name) \(try await drafts.write(on: device.store!, as: device.name))")
+        case .upstream:
+            trace.append("\(step) upstream \(try await drafts.write(on: upstream, as: "upstream")) at \(upstream.committedRevision)")
+            try await recordUpstreamChanges()
+        case nil:
+            return
+        }
     }
 
     /// The upstream writes directly: a set, or (one in three) a reset — mostly of an entry it
@@ -354,8 +381,12 @@ final class SyncSimulation {
         let answer = try await upstream.exchange(request, grant: grant, context: WriteContext())
         try await recordUpstreamChanges()
         for result in answer.results { outcomes["\(device.name)#\(result.seq)", default: []].append(result) }
+        for result in answer.draftResults ?? [] { draftOutcomes["\(device.name)#\(result.seq)", default: []].append(result) }
         if answer.snapshot != nil, request.cursor != 0 { resnapshots += 1 }
-        trace.append("\(step) upstream served \(device.name): \(answer.results.map { "#\($0.seq) \($0.outcome)" })")
+        let served =
+            answer.results.map { "#\($0.seq) \($0.outcome)" }
+            + (answer.draftResults ?? []).map { "#\($0.seq) draft \($0.id.short) \($0.outcome)" }
+        trace.append("\(step) upstream served \(device.name): \(served)")
         return answer
     }
 

@@ -9,7 +9,9 @@ import Testing
 /// writes, lost, repeated, late and reordered messages, partitions, restarts, compaction past
 /// cursors and a late-joining device, then heals the network and checks what must hold: that
 /// every replica converges, that nothing acknowledged is lost or applied twice, and that no
-/// deleted value comes back (``deletionViolations(in:)``).
+/// deleted value comes back (``deletionViolations(in:)``). Beside the preferences, devices and
+/// the upstream write drafts (``DraftWorkload``): they converge, and no typed word is lost
+/// (``draftViolations(in:)``).
 ///
 /// `PREFSD_SYNC_SEEDS=N` runs N schedules (CI runs thousands); `PREFSD_SYNC_SEED=S` replays one,
 /// printing its trace.
@@ -29,11 +31,16 @@ struct SyncSimulationTests {
     @Test("every schedule converges, and nothing acknowledged is lost or applied twice")
     func schedulesConverge() async throws {
         var totals = (writes: 0, conflicts: 0, refused: 0, duplicates: 0, resnapshots: 0)
+        var draftTotals = (writes: [String: Int](), outcomes: [String: Int](), copies: 0, words: 0)
         defer {
             print(
                 "Sync simulation: \(Self.seeds.count) schedules, \(totals.writes) acknowledged writes, "
                     + "\(totals.conflicts) conflicts resolved, \(totals.refused) refused, \(totals.duplicates) duplicates answered, "
                     + "\(totals.resnapshots) snapshots after compaction")
+            print(
+                "Sync simulation, drafts: writes \(draftTotals.writes.sorted(by: { $0.key < $1.key })), "
+                    + "pushed changes \(draftTotals.outcomes.sorted(by: { $0.key < $1.key })), "
+                    + "\(draftTotals.copies) conflicted copies, \(draftTotals.words) words typed")
         }
         try await Self.runSchedules { simulation in
             let results = simulation.outcomes.values.joined()
@@ -42,7 +49,12 @@ struct SyncSimulationTests {
             totals.refused += results.filter { $0.outcome == .refused }.count
             totals.duplicates += results.filter { $0.outcome == .duplicate }.count
             totals.resnapshots += simulation.resnapshots
-            return try await Self.violations(in: simulation)
+            draftTotals.writes.merge(simulation.drafts.counts, uniquingKeysWith: +)
+            for result in simulation.draftOutcomes.values.joined() { draftTotals.outcomes["\(result.outcome)", default: 0] += 1 }
+            let drafts = try await simulation.upstream.drafts(account: DraftWorkload.account, thread: nil)
+            draftTotals.copies += drafts.count { $0.conflictOf != nil }
+            draftTotals.words += simulation.drafts.typed.count
+            return try await Self.violations(in: simulation) + Self.draftViolations(in: simulation)
         }
     }
 
@@ -55,7 +67,9 @@ struct SyncSimulationTests {
                     + "dropped changes before they were read), \(totals.deletions) deletions upstream, "
                     + "\(totals.contested) final values written by a device that had not seen the deletion before them")
         }
-        try await Self.runSchedules { simulation in
+        // Of preferences only: the drafts' changes check nothing here, and would double the time
+        // the drafts take (their own test is the one above).
+        try await Self.runSchedules(writingDrafts: false) { simulation in
             let found = try await Self.deletionViolations(in: simulation)
             if !simulation.upstreamChangesComplete { totals.unchecked += 1 }
             totals.deletions += simulation.upstreamChanges.filter { $0.event.kind == .reset }.count
@@ -64,15 +78,15 @@ struct SyncSimulationTests {
         }
     }
 
-    /// Runs each of ``seeds``' schedules, heals it, and records an issue for each whose
-    /// violations `check` finds. Prints the trace of the first failing schedule (of every one
-    /// when replaying one), and the failing seeds.
-    static func runSchedules(_ check: (SyncSimulation) async throws -> [String]) async throws {
+    /// Runs each of ``seeds``' schedules (writing drafts too, unless `writingDrafts` is false),
+    /// heals it, and records an issue for each whose violations `check` finds. Prints the trace
+    /// of the first failing schedule (of every one when replaying one), and the failing seeds.
+    static func runSchedules(writingDrafts: Bool = true, _ check: (SyncSimulation) async throws -> [String]) async throws {
         let replaying = ProcessInfo.processInfo.environment["PREFSD_SYNC_SEED"] != nil
         var failing: [UInt64] = []
         defer { if !failing.isEmpty { print("Failing seeds (\(failing.count) of \(seeds.count)): \(failing)") } }
         for seed in seeds {
-            let simulation = try SyncSimulation(seed: seed)
+            let simulation = try SyncSimulation(seed: seed, writesDrafts: writingDrafts)
             var violations: [String]
             do {
                 try await simulation.start()
@@ -281,6 +295,7 @@ struct SyncSimulationTests {
         #expect(simulation.upstream.committedRevision == revision)
         #expect(try await simulation.upstream.dump(scope: "/") == before)
         #expect(try await Self.violations(in: simulation).isEmpty)
+        #expect(try await Self.draftViolations(in: simulation).isEmpty)
         await simulation.close()
     }
 }
