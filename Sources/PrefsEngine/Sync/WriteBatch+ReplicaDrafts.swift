@@ -99,13 +99,15 @@ extension WriteBatch {
         }
         // Changed here since: rebase the local draft on the upstream's, and push it as one change.
         try dropFromOutbox(later)
-        try rebase(result.id, pushed: pushed.draft, onto: base?.draft, latest: latest)
+        try rebase(result.id, pushed: pushed.draft, onto: base?.draft, stamped: result.stamps ?? [:], latest: latest)
     }
 
     /// Rebases the local draft `id`, changed here after `pushed` was pushed, on `upstream` (nil:
     /// deleted there) — by the upstream's rules: an edit beats a delete, fields by stamp, the text
     /// merged, text that cannot be merged kept as a conflicted copy — and queues the result.
-    private func rebase(_ id: UUID, pushed: Draft?, onto upstream: Draft?, latest: DraftMutation) throws {
+    private func rebase(
+        _ id: UUID, pushed: Draft?, onto upstream: Draft?, stamped upstreamStamps: [DraftMerge.Field: SyncStamp], latest: DraftMutation
+    ) throws {
         let local = try connection.draft(id)
         switch (local, upstream) {
         case (nil, nil):
@@ -122,7 +124,7 @@ extension WriteBatch {
             try queueDraft(id, local, stamp: latest.stamp, stamps: latest.stamps)
         case (let local?, let upstream?):
             let merge = DraftMerge(
-                base: pushed ?? upstream.withoutContent, upstream: .init(draft: upstream),
+                base: pushed ?? upstream.withoutContent, upstream: .init(draft: upstream, stamps: upstreamStamps),
                 device: .init(draft: local, stamps: latest.stamps))
             var merged = merge.merged
             merged.revision = local.revision
@@ -130,7 +132,10 @@ extension WriteBatch {
             if merged.thread == nil { merged.position = nil }
             // Its thread is settled once the merged draft, pushed next, is answered.
             try place(merged, id: id)
-            try queueDraft(id, merged, stamp: latest.stamp, stamps: latest.stamps)
+            // Pushed as made on the upstream's draft, it is taken as it is: its stamps are those of
+            // the fields the device's later change won.
+            let won = latest.stamps.filter { field, stamp in upstreamStamps[field].map { stamp > $0 } ?? true }
+            try queueDraft(id, merged, stamp: latest.stamp, stamps: won)
             if let text = merge.conflictedText {
                 var input = DraftInput(local)
                 input.text = text

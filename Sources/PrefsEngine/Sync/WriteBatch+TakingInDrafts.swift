@@ -71,8 +71,14 @@ extension WriteBatch {
                 conflict: conflict)
         }
         let news = mutation.draft.map { stored.hasContent(of: $0) } == true ? nil : stored
+        // With news, when its fields that differ from the pushed draft changed.
+        var stamps: [DraftMerge.Field: SyncStamp]?
+        if news != nil, let all = try connection.draftVersion(of: mutation.id, at: nil)?.stamps {
+            let differing = Set(DraftMerge.Field.changed(from: mutation.draft, to: stored))
+            stamps = all.filter { differing.contains($0.key) }
+        }
         return SyncAnswer.DraftResult(
-            seq: mutation.seq, outcome: outcome, id: mutation.id, revision: stored.revision, draft: news, copy: copy,
+            seq: mutation.seq, outcome: outcome, id: mutation.id, revision: stored.revision, draft: news, stamps: stamps, copy: copy,
             conflict: conflict)
     }
 

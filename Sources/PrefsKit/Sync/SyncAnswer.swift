@@ -68,6 +68,10 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
         public var draft: Draft?
         /// Whether the draft is gone at the upstream.
         public var deleted: Bool?
+        /// When each field of ``draft`` that differs from the pushed draft last changed at the
+        /// upstream (sent with ``draft``): a device that changed the draft again meanwhile
+        /// rebases that change on it, each field by the later stamp.
+        public var stamps: [DraftMerge.Field: SyncStamp]?
         /// The conflicted copy the upstream made of the device's text, when it could not merge it.
         public var copy: Draft?
         /// The revision of the conflict recorded, if one was.
@@ -76,7 +80,7 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
         /// A draft result.
         public init(
             seq: Int64, outcome: Result.Outcome, id: UUID, revision: Int64, draft: Draft?, deleted: Bool? = nil,
-            copy: Draft? = nil, conflict: Revision? = nil
+            stamps: [DraftMerge.Field: SyncStamp]? = nil, copy: Draft? = nil, conflict: Revision? = nil
         ) {
             self.seq = seq
             self.outcome = outcome
@@ -84,6 +88,7 @@ public struct SyncAnswer: Codable, Sendable, Hashable {
             self.revision = revision
             self.draft = draft
             self.deleted = deleted
+            self.stamps = stamps
             self.copy = copy
             self.conflict = conflict
         }

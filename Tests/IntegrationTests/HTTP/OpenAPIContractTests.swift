@@ -359,7 +359,8 @@ import Testing
             seq: 3, outcome: .resolved, key: "ui.tags", scope: "/accounts/alice", revision: 9, value: ["a", "b"], conflict: 10)
         try checkEvery([syncResult], as: "Result")
         let draftResult = SyncAnswer.DraftResult(
-            seq: 5, outcome: .resolved, id: draftID, revision: 4, draft: draft, deleted: nil, copy: copy, conflict: 10)
+            seq: 5, outcome: .resolved, id: draftID, revision: 4, draft: draft, deleted: nil, stamps: [.language: stamp], copy: copy,
+            conflict: 10)
         let draftGone = SyncAnswer.DraftResult(seq: 6, outcome: .applied, id: copy.id, revision: 2, draft: nil, deleted: true)
         try checkEvery([draftResult, draftGone], as: "DraftResult")
         let draftState = SyncAnswer.DraftState(id: draftID, revision: 4, draft: draft)

@@ -406,13 +406,10 @@ struct DraftSyncTests {
         try await bench.syncAll()
         let stores = try await agreedDrafts(bench)
         for store in stores.dropFirst() { #expect(store == stores[0]) }
-        // The rebase on the answer to the first change resolves the language without the
-        // upstream's stamps (its answer carries none): the laptop's wins, as if later, and is
-        // pushed as made on the upstream's draft, which takes it as it is. Pushed without the
-        // change before it in flight, the later stamp would have won.
-        withKnownIssue("a replica's rebase lets its own change of a field win over a later one") {
-            #expect(stores[0].first?.language == "fr")
-        }
+        // The rebase on the answer to the first change resolves the language by the upstream's
+        // stamps (the answer carries them): the desktop's later change stands, as it would have
+        // had the laptop's change been pushed with nothing in flight before it.
+        #expect(stores[0].first?.language == "fr")
         await bench.close()
     }
 
