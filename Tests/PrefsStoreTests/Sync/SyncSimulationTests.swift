@@ -245,14 +245,16 @@ struct SyncSimulationTests {
     }
 
     /// Property 3 of ``deletionViolations(in:)``: `write`, stamped `stamp` upstream, made
-    /// `final` and, if it had not seen the newest reset before it in `log`, is ordered after that
-    /// reset by the key's rule.
+    /// `final` and, if the entry's last change before it in `log` is a reset it had not seen, is
+    /// ordered after that reset by the key's rule. (A set after the reset — the upstream's own, or
+    /// another device's — brought the entry back first: the write met that value, and its rule
+    /// decided between the two.)
     private static func orderViolations(
         _ write: SyncSimulation.Acknowledged, stamp: SyncStamp?, final: LoggedChange, in log: [LoggedChange], described: String,
         contested: inout Int
     ) -> [String] {
         let before = log.filter { $0.event.revision < final.event.revision }
-        guard let deletion = before.last(where: { $0.event.kind == .reset }), deletion.event.revision > write.cursor,
+        guard let deletion = before.last, deletion.event.kind == .reset, deletion.event.revision > write.cursor,
             deletion.stamp?.device != write.device, !write.ifAbsent
         else { return [] }
         contested += 1
