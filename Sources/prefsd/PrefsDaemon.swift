@@ -306,13 +306,12 @@ struct PrefsDaemon: AsyncParsableCommand {
         // Shut down first (services stop in reverse order): see ShutdownStarter.
         let starter = ShutdownStarter(socketPath: socketPath, endWatches: store.endWatches)
         services.append(.init(service: starter))
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-        )
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A connection that will not finish — a client gone silent mid-upload — does not hold
+        // the stop for ever: past this, each listener closes the client's side of every
+        // connection still open, which ends its request (an answer under way still finishes).
+        configuration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: configuration)
         do {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {

@@ -102,10 +102,17 @@ public final class ChildProcess: Sendable {
     }
 
     /// Sends `signal` (SIGTERM unless told otherwise) if the child still runs, then returns its
-    /// exit status once it has ended.
+    /// exit status once it has ended. A child still running after `patience` is killed (its
+    /// status is then `SIGKILL`'s number, which no clean stop has): a stop that hangs fails the
+    /// test that waits for it instead of holding the whole run.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM) async -> Int32 {
+    public func stop(signal: Int32 = SIGTERM, patience: Duration = .seconds(60)) async -> Int32 {
         send(signal)
+        let killer = Task { [self] in
+            try await Task.sleep(for: patience)
+            send(SIGKILL)
+        }
+        defer { killer.cancel() }
         return await waitForExit()
     }
 }

@@ -175,4 +175,20 @@ import Testing
         #expect(final?.revision == 1)
         #expect(try await iterator.next() == nil)
     }
+
+    /// A client gone silent in the middle of an upload (its body promised, a part sent, then
+    /// nothing) does not hold a graceful stop for ever: past the grace of 10 s the daemon ends
+    /// the connection, keeps what came (the upload goes on from there), and exits 0.
+    @Test func anUploadGoneSilentDoesNotHoldTheStop() async throws {
+        let daemon = try await Daemon()
+        let silent = try RawSocket(path: daemon.socketPath)
+        let (length, sent) = (10_000_000, 3_000_000)
+        silent.send(
+            "PATCH /v1/blobs/\(String(repeating: "ab", count: 32)) HTTP/1.1\r\nHost: prefsd\r\nUpload-Offset: 0\r\n"
+                + "Upload-Length: \(length)\r\nContent-Length: \(length)\r\n\r\n")
+        silent.send(Data(repeating: 0x78, count: sent))
+        await daemon.expectCleanStop()
+        // The connection was ended under the silent client, and no answer claimed the upload done.
+        #expect(!(await silent.readToEnd()).contains("204"))
+    }
 }
