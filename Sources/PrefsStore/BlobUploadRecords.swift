@@ -78,7 +78,7 @@ enum BlobUploadRecords {
 
     /// The size of a stored blob.
     static func blobSize(_ db: Database, sha256: String) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT byte_size FROM blob WHERE sha256 = ?", arguments: [sha256])
+        try Int64.fetchOne(db, sql: "SELECT byte_size FROM blob WHERE sha256 = ? AND held = 1", arguments: [sha256])
     }
 
     /// The accounts whose drafts use a blob, and its uploaders.

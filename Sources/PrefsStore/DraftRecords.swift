@@ -101,17 +101,30 @@ enum DraftRecords {
     /// The size of each stored chunk of a blob.
     static let chunkSize = 256 * 1024
 
+    /// Whether the bytes of the blob `sha256` are stored here (not only known of).
     static func blobExists(_ db: Database, sha256: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blob WHERE sha256 = ?)", arguments: [sha256]) ?? false
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blob WHERE sha256 = ? AND held = 1)", arguments: [sha256]) ?? false
     }
 
-    /// Stores a blob from a file, one chunk at a time, never holding the whole file.
+    /// Records a blob of `byteSize` bytes that is known, not held: its bytes are fetched when
+    /// read. Nothing changes if the blob is recorded already.
+    static func noteBlob(_ db: Database, sha256: String, byteSize: Int64) throws {
+        try db.execute(
+            sql: "INSERT INTO blob (sha256, byte_size, chunk_count, held) VALUES (?, ?, 0, 0) ON CONFLICT (sha256) DO NOTHING",
+            arguments: [sha256, byteSize])
+    }
+
+    /// Stores a blob from a file, one chunk at a time, never holding the whole file; a blob
+    /// known and not held becomes held.
     static func insertBlob(_ db: Database, sha256: String, byteSize: Int64, from file: URL) throws {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         let chunkCount = Int((byteSize + Int64(chunkSize) - 1) / Int64(chunkSize))
         try db.execute(
-            sql: "INSERT INTO blob (sha256, byte_size, chunk_count) VALUES (?, ?, ?)",
+            sql: """
+                INSERT INTO blob (sha256, byte_size, chunk_count, held) VALUES (?, ?, ?, 1)
+                ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = 1
+                """,
             arguments: [sha256, byteSize, chunkCount])
         let insert = try db.cachedStatement(sql: "INSERT INTO blob_chunk (sha256, number, data) VALUES (?, ?, ?)")
         for number in 0..<chunkCount {
@@ -120,9 +133,9 @@ enum DraftRecords {
         }
     }
 
-    /// The number of chunks of a blob.
+    /// The number of chunks of a blob; nil if its bytes are not stored here.
     static func chunkCount(_ db: Database, sha256: String) throws -> Int? {
-        try Int.fetchOne(db, sql: "SELECT chunk_count FROM blob WHERE sha256 = ?", arguments: [sha256])
+        try Int.fetchOne(db, sql: "SELECT chunk_count FROM blob WHERE sha256 = ? AND held = 1", arguments: [sha256])
     }
 
     /// One chunk of a blob.

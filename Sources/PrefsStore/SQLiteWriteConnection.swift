@@ -224,6 +224,10 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try DraftRecords.blobExists(db, sha256: sha256)
     }
 
+    func noteBlob(sha256: String, byteSize: Int64) throws {
+        try DraftRecords.noteBlob(db, sha256: sha256, byteSize: byteSize)
+    }
+
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws {
         try DraftRecords.insertBlob(db, sha256: sha256, byteSize: byteSize, from: file)
     }

@@ -252,6 +252,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
     func updateAttachment(_ attachment: Attachment) throws { throw Unsupported() }
     func deleteAttachment(_ attachment: Attachment) throws { throw Unsupported() }
     func blobExists(sha256: String) throws -> Bool { false }
+    func noteBlob(sha256: String, byteSize: Int64) throws { throw Unsupported() }
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws { throw Unsupported() }
     func recordBlobUploader(sha256: String, uploader: String, time: Double) throws { throw Unsupported() }
 

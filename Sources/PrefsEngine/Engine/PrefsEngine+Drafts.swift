@@ -85,16 +85,23 @@ extension PrefsEngine {
     /// attachment is removed or its draft deleted meanwhile; the bytes are freed after it if
     /// nothing else uses them.
     ///
+    /// On a replica, the bytes of an attachment another device added are fetched from the
+    /// upstream the first time it is read here, then read like any.
+    ///
     /// - Parameters:
     ///   - attachment: The attachment's ID.
     ///   - draft: Its draft's ID.
     /// - Returns: The attachment and its bytes, as they are read.
-    /// - Throws: ``PrefsError`` — `not_found` if there is no such attachment.
+    /// - Throws: ``PrefsError`` — `not_found` if there is no such attachment; on a replica,
+    ///   `unreachable` if its bytes are still to fetch and the upstream cannot be reached.
     public func attachmentData(_ attachment: UUID, of draft: UUID) async throws -> AttachmentDownload {
         let found = try await self.draft(draft).attachments.first { $0.id == attachment }
-        guard let found, let blob = try await storage.openBlob(found.sha256) else {
-            throw PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
-        }
+        let missing = PrefsError(.notFound, "Draft \(draft.uuidString) has no attachment \(attachment.uuidString).")
+        guard let found else { throw missing }
+        var blob = try await storage.openBlob(found.sha256)
+        // On a replica, another device's attachment is fetched from the upstream when first read.
+        if blob == nil { blob = try await fetchBlob(of: found) }
+        guard let blob else { throw missing }
         let download = BlobDownload(blob)
         return AttachmentDownload(attachment: found, bytes: AsyncThrowingStream { try await download.next() })
     }

@@ -146,9 +146,15 @@ package protocol WriteConnection {
 
     // MARK: Blobs
 
-    /// Whether bytes with this hash are stored.
+    /// Whether bytes with this hash are stored (not only known of, as ``noteBlob(sha256:byteSize:)``
+    /// records them).
     func blobExists(sha256: String) throws -> Bool
-    /// Stores the bytes of `file` under their hash, in chunks, never holding the whole file.
+    /// Records the blob `sha256` of `byteSize` bytes as known and not held: an attachment may use
+    /// it, and a replica fetches its bytes from its upstream when it is read. Nothing changes if
+    /// the blob is recorded already.
+    func noteBlob(sha256: String, byteSize: Int64) throws
+    /// Stores the bytes of `file` under their hash, in chunks, never holding the whole file; a blob
+    /// known and not held becomes held.
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws
     /// Records that `uploader` sent the stored blob `sha256` at `time` (seconds since 1970), or
     /// sent it again then: a blob keeps its uploaders until it goes, and is kept for a while after

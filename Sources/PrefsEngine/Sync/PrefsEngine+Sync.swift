@@ -309,12 +309,13 @@ extension PrefsEngine {
     }
 
     /// One exchange through `transport`: sends the bytes of the attachments its drafts add that
-    /// the upstream lacks, then the next request; fetches the bytes of the attachments the answer
-    /// brings that this replica lacks, and takes it in with them; notes how it went. Returns
-    /// whether it succeeded.
+    /// the upstream lacks, then the next request, and takes the answer in (its drafts'
+    /// attachments' bytes are fetched when read); notes how it went. Returns whether it
+    /// succeeded.
     @discardableResult
     package func exchange(through transport: any SyncTransport, pushing: Bool, wait: Int?) async -> Bool {
         guard let replica else { return false }
+        replica.transport.withLock { $0 = $0 ?? transport }
         if pushing {
             await replica.pushTurns.take()
         } else if wait != nil {
@@ -331,9 +332,7 @@ extension PrefsEngine {
             if let blobs, !request.drafts.isEmpty { try await uploadAttachments(of: request.drafts, through: blobs) }
             let answer = try await transport.exchange(request)
             if !request.mutations.isEmpty { DebugFaults.pushAnswered() }
-            let fetched = if let blobs { try await downloadAttachments(of: answer, through: blobs) } else { [String: (file: URL, byteSize: Int64)]() }
-            defer { for (file, _) in fetched.values { try? FileManager.default.removeItem(at: file) } }
-            try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer, fetched: fetched) }
+            try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer) }
             outcome = .success(answer)
         } catch {
             outcome = .failure(error)
@@ -349,9 +348,9 @@ extension PrefsEngine {
     }
 
     /// Takes in the upstream's answer: results, snapshot and changes, in one transaction (the sim
-    /// and tests: no attachment's bytes come with it).
+    /// and tests, which exchange by themselves).
     package func takeIn(_ answer: SyncAnswer) async throws {
-        try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer, fetched: [:]) }
+        try await write(WriteContext(sync: .upstream)) { batch in try batch.takeIn(answer) }
     }
 
     /// Exchanges with the upstream until the outbox is empty and every change the upstream has

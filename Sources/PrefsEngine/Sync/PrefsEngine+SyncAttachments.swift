@@ -1,10 +1,13 @@
+import Crypto
 import Foundation
 import PrefsKit
+import Synchronization
 
 /// Attachments' bytes between a replica and its upstream, beside its exchanges
 /// (``BlobTransport``): the bytes a pushed draft references go up before the change, each blob
-/// once — not at all if the upstream holds it — and the bytes of the drafts an answer brings come
-/// down before it is taken in.
+/// once — not at all if the upstream holds it — and the bytes of another device's attachment
+/// come down when it is first read here, so that a replica of a large account does not copy
+/// every file.
 extension PrefsEngine {
     /// Sends the upstream the bytes of the attachments `drafts` add — those their bases do not
     /// have — that it does not hold yet, each once, from the offset it holds (an upload cut off
@@ -25,24 +28,45 @@ extension PrefsEngine {
         }
     }
 
-    /// Fetches from the upstream the bytes of the attachments of the drafts `answer` brings that
-    /// this replica does not hold, each into a file beside the database; returns them by hash, for
-    /// the answer's transaction to store.
-    func downloadAttachments(of answer: SyncAnswer, through blobs: any BlobTransport) async throws -> [String: (file: URL, byteSize: Int64)] {
-        var drafts = (answer.draftResults ?? []).flatMap { [$0.draft, $0.copy] }.compactMap { $0 }
-        drafts += (answer.drafts ?? []).compactMap(\.draft) + (answer.snapshot?.drafts ?? [])
-        var fetched: [String: (file: URL, byteSize: Int64)] = [:]
-        do {
-            for attachment in drafts.flatMap(\.attachments) where fetched[attachment.sha256] == nil {
-                guard try await storage.blobSize(sha256: attachment.sha256) == nil else { continue }
-                let file = try stagingFile()
-                fetched[attachment.sha256] = (file, try await blobs.download(sha256: attachment.sha256, to: file))
-            }
-        } catch {
-            for (file, _) in fetched.values { try? FileManager.default.removeItem(at: file) }
-            throw error
+    /// Fetches the bytes of `attachment` — one another device attached, whose bytes this replica
+    /// knows of but does not hold — from the upstream, stores them, and opens them: the first
+    /// read of such an attachment on this device. Nil when this store holds no such bytes and is
+    /// no replica.
+    ///
+    /// - Throws: ``PrefsError`` — `unavailable` when this replica is not syncing (its upstream
+    ///   not given yet); `unreachable` when the upstream cannot be reached; `not_found` if the
+    ///   upstream no longer holds the bytes for this device; `digest_mismatch` if what came does
+    ///   not hash to the attachment's SHA-256 (nothing is kept).
+    func fetchBlob(of attachment: Attachment) async throws -> (any BlobReading)? {
+        guard let replica else { return nil }
+        guard let blobs = replica.transport.withLock({ $0 }) as? any BlobTransport else {
+            throw PrefsError(
+                .unavailable,
+                "The bytes of attachment \(attachment.id.uuidString) are on the upstream, and this store is not syncing with it: start sync, then read it again.")
         }
-        return fetched
+        let file = try stagingFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        let byteSize = try await blobs.download(sha256: attachment.sha256, to: file)
+        let digest = try Self.sha256(of: file)
+        guard digest == attachment.sha256 else {
+            throw PrefsError(
+                .digestMismatch,
+                "The upstream sent \(byteSize) bytes for attachment \(attachment.id.uuidString) that hash to \(digest), not \(attachment.sha256); none of them was kept.")
+        }
+        try await write(WriteContext()) { batch in
+            guard !(try batch.connection.blobExists(sha256: attachment.sha256)) else { return }
+            try batch.connection.insertBlob(sha256: attachment.sha256, byteSize: byteSize, from: file)
+        }
+        return try await storage.openBlob(attachment.sha256)
+    }
+
+    /// The SHA-256 of the file `file`, as lowercase hex, read a chunk at a time.
+    private static func sha256(of file: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
     }
 
     /// The stored blob `sha256` written to a file beside the database; nil if it is not stored.

@@ -29,7 +29,8 @@ final class SyncReplica: Sendable {
     private let loops = Mutex<[Task<Void, Never>]>([])
     /// Pushes take turns.
     let pushTurns = PushTurns()
-    /// How the replica reaches its upstream, once it syncs.
+    /// How the replica reaches its upstream, once it syncs (the loops', else the one it last
+    /// exchanged through): attachments' bytes are fetched through it when read.
     let transport = Mutex<(any SyncTransport)?>(nil)
 
     /// What the replica remembers of its exchanges since it started.

@@ -81,8 +81,8 @@ extension WriteBatch {
     // MARK: The upstream's answer
 
     /// Takes in the upstream's answer — the results of its pushed changes, a snapshot if one came,
-    /// the upstream's changes after the cursor, and the drafts that changed after it — with the
-    /// bytes of its drafts' attachments `fetched` before it (by hash).
+    /// the upstream's changes after the cursor, and the drafts that changed after it. The bytes
+    /// of its drafts' attachments stay on the upstream until they are read.
     ///
     /// An answer that arrives after the replica has taken in a later one (a late or repeated
     /// message) takes a result in only where it is newer than what the replica knows of the
@@ -90,12 +90,8 @@ extension WriteBatch {
     /// Otherwise its results come first, then its snapshot and changes, which cover every other
     /// device's change after the request's cursor: whatever a result says, a later change of the
     /// same entry follows it.
-    func takeIn(_ answer: SyncAnswer, fetched: [String: (file: URL, byteSize: Int64)]) throws {
+    func takeIn(_ answer: SyncAnswer) throws {
         guard var changes = replica else { return }
-        // The bytes of the attachments the answer's drafts have, fetched before it.
-        for (sha256, blob) in fetched.sorted(by: { $0.key < $1.key }) where !(try connection.blobExists(sha256: sha256)) {
-            try connection.insertBlob(sha256: sha256, byteSize: blob.byteSize, from: blob.file)
-        }
         let late = answer.cursor < changes.record.cursor
         changes.record.device = answer.device
         changes.record.role = answer.role

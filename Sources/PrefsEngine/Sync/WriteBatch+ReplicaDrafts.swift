@@ -25,25 +25,13 @@ extension WriteBatch {
     /// Appends `draft` (nil: deleted) to the outbox as the next change of draft `id`, made on the
     /// upstream's draft as last taken in.
     private func queueDraft(_ id: UUID, _ draft: Draft?, stamp: SyncStamp, stamps: [DraftMerge.Field: SyncStamp]) throws {
-        let base = draftBase(of: id)
         let mutation = DraftMutation(
-            seq: replica!.record.nextSequence, id: id, base: base?.revision ?? 0, draft: draft.map { keepingUnheld($0, base: base) },
+            seq: replica!.record.nextSequence, id: id, base: draftBase(of: id)?.revision ?? 0, draft: draft,
             stamp: stamp, stamps: stamps, author: context.origin.author?.name, reason: context.origin.reason)
         try connection.appendDraftOutbox(mutation)
         replica!.record.nextSequence += 1
         replica!.record.clock = replica!.clock.latest
         replica!.draftOutboxAdded.append(mutation)
-    }
-
-    /// `draft` with the attachments of `base` whose bytes this replica has not fetched (and so
-    /// could not show): a change made here does not remove what it never had.
-    private func keepingUnheld(_ draft: Draft, base: DraftBase?) -> Draft {
-        var draft = draft
-        let unheld = (base?.draft?.attachments ?? []).filter { attachment in
-            !draft.attachments.contains { $0.id == attachment.id } && (try? connection.blobExists(sha256: attachment.sha256)) != true
-        }
-        draft.attachments += unheld
-        return draft
     }
 
     /// The upstream's draft as this batch sees it.
@@ -224,8 +212,9 @@ extension WriteBatch {
     }
 
     /// Makes the local draft `id` `target` (nil: none), as the upstream has it: its fields, place
-    /// and attachments as they are there (those whose bytes this replica holds), under the local
-    /// revision that follows; a change event for its watchers. Its neighbours stay where they are.
+    /// and attachments as they are there, under the local revision that follows; a change event for its watchers. Its neighbours stay where they are.
+    /// An attachment whose bytes this replica does not hold is known by its hash and size, and
+    /// its bytes fetched from the upstream when it is read (``PrefsEngine/attachmentData(_:of:)``).
     private func place(_ target: Draft?, id: UUID) throws {
         let local = try connection.draft(id)
         guard var draft = target else {
@@ -236,7 +225,8 @@ extension WriteBatch {
             try recordDraft(.draftDeleted, deleted, validity: .absent)
             return
         }
-        draft.attachments = try draft.attachments.filter { try connection.blobExists(sha256: $0.sha256) }
+        // Bytes another device attached are fetched when the attachment is read, not now.
+        for attachment in draft.attachments { try connection.noteBlob(sha256: attachment.sha256, byteSize: attachment.byteSize) }
         // A draft deleted here and back takes up its local revisions where they stopped.
         draft.revision = try local?.revision ?? connection.draftVersion(of: id, at: nil)?.revision ?? 0
         guard local.map({ !$0.hasContent(of: draft) }) ?? true else { return }

@@ -84,7 +84,7 @@ enum BlobUploadRows {
     }
 
     static func blobSize(sha256: String) -> PostgresQuery {
-        "SELECT byte_size FROM blob WHERE sha256 = \(sha256)"
+        "SELECT byte_size FROM blob WHERE sha256 = \(sha256) AND held"
     }
 
     /// The accounts whose drafts use a blob, each once.

@@ -23,7 +23,7 @@ actor PostgresBlobReader: BlobReading {
         do {
             let chunkCount = try await ClosedConnectionWatch.run(on: connection) {
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                let rows = try await connection.query("SELECT chunk_count FROM blob WHERE sha256 = \(sha256)", logger: logger)
+                let rows = try await connection.query("SELECT chunk_count FROM blob WHERE sha256 = \(sha256) AND held", logger: logger)
                 var chunkCount: Int?
                 for try await count in rows.decode(Int.self) { chunkCount = count }
                 return chunkCount

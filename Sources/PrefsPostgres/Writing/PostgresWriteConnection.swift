@@ -470,17 +470,26 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
     }
 
     func blobExists(sha256: String) throws -> Bool {
-        try onNewConnectionIfLost { try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256)").isEmpty }
+        try onNewConnectionIfLost { try !run("SELECT 1 FROM blob WHERE sha256 = \(sha256) AND held").isEmpty }
+    }
+
+    func noteBlob(sha256: String, byteSize: Int64) throws {
+        try write(
+            "INSERT INTO blob (sha256, byte_size, chunk_count, held) VALUES (\(sha256), \(byteSize), 0, FALSE) ON CONFLICT (sha256) DO NOTHING")
     }
 
     /// Stores the file's bytes in chunks of ``DraftStatements/chunkSize``, one statement a chunk:
-    /// never the whole file in memory.
+    /// never the whole file in memory. A blob known and not held becomes held.
     func insertBlob(sha256: String, byteSize: Int64, from file: URL) throws {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         let chunkSize = DraftStatements.chunkSize
         let chunkCount = Int((byteSize + Int64(chunkSize) - 1) / Int64(chunkSize))
-        try write("INSERT INTO blob (sha256, byte_size, chunk_count) VALUES (\(sha256), \(byteSize), \(chunkCount))")
+        try write(
+            """
+            INSERT INTO blob (sha256, byte_size, chunk_count, held) VALUES (\(sha256), \(byteSize), \(chunkCount), TRUE)
+            ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = TRUE
+            """)
         for number in 0..<chunkCount {
             let data = ByteBuffer(bytes: try handle.read(upToCount: chunkSize) ?? Data())
             try write("INSERT INTO blob_chunk (sha256, number, data) VALUES (\(sha256), \(number), \(data))")

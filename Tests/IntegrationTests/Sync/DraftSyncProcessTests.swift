@@ -140,13 +140,14 @@ struct DraftSyncProcessTests {
         proxy.close()
     }
 
-    /// An attachment added on one device reaches the other, its bytes fetched there byte for
-    /// byte. (Its upload cut midway is resumed in BlobUploadTests; cut here, between devices, the
-    /// upstream kept the cut connection open and never stopped — under investigation.)
-    @Test func anAttachmentAddedOnOneDeviceIsFetchedOnTheOther() async throws {
+    @Test func anAttachmentCutMidUploadIsResumedAndFetchedOnTheOtherDevice() async throws {
         let (upstream, port) = try await SyncTests.upstream()
         let url = "http://127.0.0.1:\(port)"
-        let laptop = try await SyncTests.device(of: url, secret: try await SyncTests.deviceToken("laptop", on: upstream))
+        // The laptop reaches the upstream through a proxy that cuts its upload midway.
+        let proxy = try FaultProxy(to: port)
+        defer { proxy.close() }
+        let laptop = try await SyncTests.device(
+            of: "http://127.0.0.1:\(proxy.port)", secret: try await SyncTests.deviceToken("laptop", on: upstream))
         let phone = try await SyncTests.device(of: url, secret: try await SyncTests.deviceToken("phone", on: upstream))
         let id = try await laptop.prefsctl("drafts", "create", "--account", "alice", "--text", "With a file").output
         try await SyncTests.syncWait(laptop)
@@ -155,6 +156,7 @@ struct DraftSyncProcessTests {
         let original = laptop.folder.appending(path: "notes.bin").path
         let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom")).readData(ofLength: 6 * 1024 * 1024)
         #expect(FileManager.default.createFile(atPath: original, contents: random))
+        proxy.cutNextRequest(after: 2 * 1024 * 1024)
         let attached = try await laptop.prefsctl("drafts", "attach", id, original)
         #expect(attached.status == 0, "\(attached.stderr)")
         let attachment = try #require(UUID(uuidString: attached.output))
@@ -166,6 +168,9 @@ struct DraftSyncProcessTests {
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(try await DraftsCLITests.sha256(copy) == DraftsCLITests.sha256(original))
         #expect(try await Self.show(id, on: upstream).attachments.map(\.id) == [attachment])
+        // The upload was cut (its request ended with no answer), and went on.
+        let metrics = try await upstream.raw("GET", "/v1/metrics").body
+        #expect(metrics.contains(#"prefsd_requests_total{endpoint="PATCH /v1/blobs/{sha256}",status="other"} 1"#), "\(metrics)")
 
         await laptop.expectCleanStop()
         await phone.expectCleanStop()

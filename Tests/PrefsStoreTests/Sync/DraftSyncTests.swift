@@ -201,7 +201,7 @@ struct DraftSyncTests {
         await bench.close()
     }
 
-    @Test("an attachment's bytes go up once before the draft that uses them and come down to the other device")
+    @Test("an attachment's bytes go up once before the draft that uses them and come down to the other device when read")
     func attachmentsTravel() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()
         let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
@@ -210,9 +210,16 @@ struct DraftSyncTests {
         try await bench.syncAll()
         let there = try #require(try await desktop.draft(draft.id).attachments.first)
         #expect(there.id == added.attachment.id && there.sha256 == added.attachment.sha256)
-        var read = Data()
-        for try await chunk in try await desktop.attachmentData(there.id, of: draft.id).bytes { read.append(chunk) }
-        #expect(read == bytes)
+        // The desktop knows of the attachment; its bytes come down only when it is read.
+        #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == 0)
+        bench.replicas["desktop"]!.transport.online.withLock { $0 = false }
+        await #expect { try await desktop.attachmentData(there.id, of: draft.id) } throws: { ($0 as? PrefsError)?.code == .unreachable }
+        bench.replicas["desktop"]!.transport.online.withLock { $0 = true }
+        for _ in 0..<2 {
+            var read = Data()
+            for try await chunk in try await desktop.attachmentData(there.id, of: draft.id).bytes { read.append(chunk) }
+            #expect(read == bytes)
+        }
         #expect(bench.replicas["laptop"]!.transport.blobBytes.withLock { $0.up } == Int64(bytes.count))
         #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == Int64(bytes.count))
         // The same bytes in a second draft, and attached again: they do not cross the wire again.
@@ -229,6 +236,26 @@ struct DraftSyncTests {
         try await bench.syncAll()
         #expect(try await laptop.draft(draft.id).attachments.map(\.id) == (try await bench.upstream.draft(draft.id).attachments.map(\.id)))
         #expect(try await laptop.draft(draft.id).attachments.count == 1)
+        await bench.close()
+    }
+
+    @Test("a device that never read an attachment edits its draft and keeps it, and detaches it without fetching it")
+    func unreadAttachmentsStay() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        let upload = AttachmentUpload(filename: "notes.bin", mimeType: "application/octet-stream")
+        let added = try await laptop.addAttachment(to: draft.id, upload, data: Data(repeating: 7, count: 50_000))
+        try await bench.syncAll()
+        var edit = DraftPatch()
+        edit.text = .set(Self.text + " Edited on the desktop.")
+        _ = try await desktop.updateDraft(draft.id, edit, ifRevision: nil)
+        try await bench.syncAll()
+        #expect(try await bench.upstream.draft(draft.id).attachments.map(\.id) == [added.attachment.id])
+        #expect(try await laptop.draft(draft.id).text.hasSuffix("Edited on the desktop."))
+        _ = try await desktop.removeAttachment(added.attachment.id, of: draft.id, ifRevision: nil)
+        try await bench.syncAll()
+        #expect(try await bench.upstream.draft(draft.id).attachments.isEmpty)
+        #expect(try await laptop.draft(draft.id).attachments.isEmpty)
+        #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == 0)
         await bench.close()
     }
 
