@@ -12,25 +12,14 @@ extension SyncSection {
     /// `draft.updated` event; the baseline of the time is the same edit's event on a watch of A,
     /// of the bytes the draft's size.
     static func draftEdits(_ bench: PrefsBench, into table: inout ResultTable) async throws {
-        let upstream = try SyncUpstream(prefsd: bench.prefsdURL)
-        defer { upstream.stop() }
-        let (proxyA, proxyB) = (try BenchProxy(to: upstream.port), try BenchProxy(to: upstream.port))
-        defer {
-            proxyA.stop()
-            proxyB.stop()
-        }
-        let a = try upstream.device("laptop", prefsd: bench.prefsdURL, through: proxyA.port)
-        defer { a.stop() }
-        let b = try upstream.device("phone", prefsd: bench.prefsdURL, through: proxyB.port)
-        defer { b.stop() }
-        try syncWait([a, b], prefsctl: bench.prefsctlURL)
+        let devices = try ProxiedDevices(bench)
+        defer { devices.stop() }
+        let (a, b) = (devices.a, devices.b)
         let (watchA, watchB) = (try a.watchDrafts(), try b.watchDrafts())
         let writer = try a.connection()
         var drafts = MergeDrafts(seed: 0x5EED_D4AF)
         var text = drafts.nextDraft()
-        let created = try writer.requestBody("POST", "/v1/drafts", body: try json(["account": "alice", "text": text]))
-        guard let answer = try JSONSerialization.jsonObject(with: Data(created.utf8)) as? [String: Any], let id = answer["id"] as? String
-        else { throw BenchError("no draft was created: \(created.prefix(200))") }
+        let id = try writer.createDraft(account: "alice", text: text)
         try watchB.readDraftEvent(id)
         try watchA.readDraftEvent(id)
 
@@ -41,7 +30,7 @@ extension SyncSection {
             if index == 0 {
                 // Let the exchanges of the warm-up end.
                 try await Task.sleep(for: .milliseconds(300))
-                bytesBefore = proxyA.bytes + proxyB.bytes
+                bytesBefore = devices.bytes
             }
             text = drafts.edited(text)
             let start = ContinuousClock.now
@@ -58,7 +47,7 @@ extension SyncSection {
             }
         }
         try await Task.sleep(for: .milliseconds(300))
-        let bytes = Double(proxyA.bytes + proxyB.bytes - bytesBefore) / Double(samples)
+        let bytes = Double(devices.bytes - bytesBefore) / Double(samples)
         let onB = try b.connection().requestBody("GET", "/v1/drafts/\(id)")
         guard let held = try JSONSerialization.jsonObject(with: Data(onB.utf8)) as? [String: Any], held["text"] as? String == text else {
             throw BenchError("device B's draft is not A's after the edits")

@@ -7,13 +7,15 @@ import Synchronization
 
 /// Sync between devices through an upstream, real daemons on loopback: a write's way from one
 /// device to another's watcher, what the outbox adds to a local write, the bytes on the wire per
-/// synced change, a draft's edits between devices, and three devices' offline writes converging.
+/// synced change, a draft's edits between devices, an attachment between them, and three devices'
+/// offline writes converging.
 enum SyncSection: BenchSection {
     static func measure(_ bench: PrefsBench, into table: inout ResultTable) async throws {
         try latency(bench, into: &table)
         try await localWrites(bench, into: &table)
         try await bytesPerChange(bench, into: &table)
         try await draftEdits(bench, into: &table)
+        try await attachmentTravel(bench, into: &table)
         try await convergence(bench, into: &table)
     }
 
@@ -108,18 +110,9 @@ enum SyncSection: BenchSection {
     /// Changes on device A, one at a time, each waiting until device B's watch has it; every
     /// byte both devices exchange with the upstream (through a counting proxy each), per change.
     private static func bytesPerChange(_ bench: PrefsBench, into table: inout ResultTable) async throws {
-        let upstream = try SyncUpstream(prefsd: bench.prefsdURL)
-        defer { upstream.stop() }
-        let (proxyA, proxyB) = (try BenchProxy(to: upstream.port), try BenchProxy(to: upstream.port))
-        defer {
-            proxyA.stop()
-            proxyB.stop()
-        }
-        let a = try upstream.device("laptop", prefsd: bench.prefsdURL, through: proxyA.port)
-        defer { a.stop() }
-        let b = try upstream.device("phone", prefsd: bench.prefsdURL, through: proxyB.port)
-        defer { b.stop() }
-        try syncWait([a, b], prefsctl: bench.prefsctlURL)
+        let devices = try ProxiedDevices(bench)
+        defer { devices.stop() }
+        let (a, b) = (devices.a, devices.b)
         let key = "bench.sync.bytes"
         let watcher = try b.watch(key)
         let writer = try a.connection()
@@ -132,7 +125,7 @@ enum SyncSection: BenchSection {
         for value in -5..<0 { try change(value) }
         // Let the exchanges after the warm-up end (A's long poll is sent its own change too).
         try await Task.sleep(for: .milliseconds(300))
-        let before = proxyA.bytes + proxyB.bytes
+        let before = devices.bytes
         let exchangesBefore = (try a.syncExchanges().ok, try b.syncExchanges().ok)
         let count = bench.quick ? 100 : 500
         var changesJSON = 0
@@ -142,7 +135,7 @@ enum SyncSection: BenchSection {
         }
         // And the exchanges after the last one: B has it, A's own long poll may still be answered.
         try await Task.sleep(for: .milliseconds(300))
-        let bytes = proxyA.bytes + proxyB.bytes - before
+        let bytes = devices.bytes - before
         let exchanges = (try a.syncExchanges().ok - exchangesBefore.0, try b.syncExchanges().ok - exchangesBefore.1)
         table.add(
             "sync: bytes on the wire per synced change, A → upstream → B", Double(bytes) / Double(count),
