@@ -51,6 +51,25 @@ enum BlobUploadRecords {
             arguments: [sha256, uploader, number])
     }
 
+    /// Makes an upload's chunks the blob's, in order — a blob known and not held becomes held —
+    /// and removes the upload.
+    static func store(_ db: Database, sha256: String, uploader: String) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO blob (sha256, byte_size, chunk_count, held)
+                SELECT sha256, byte_size, chunk_count, 1 FROM blob_upload WHERE sha256 = ? AND uploader = ?
+                ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = 1
+                """,
+            arguments: [sha256, uploader])
+        try db.execute(
+            sql: """
+                INSERT INTO blob_chunk (sha256, number, data)
+                SELECT sha256, number, data FROM blob_upload_chunk WHERE sha256 = ? AND uploader = ? ORDER BY number
+                """,
+            arguments: [sha256, uploader])
+        try delete(db, sha256: sha256, uploader: uploader)
+    }
+
     /// Removes an upload (its chunks go with it).
     static func delete(_ db: Database, sha256: String, uploader: String) throws {
         try db.execute(sql: "DELETE FROM blob_upload WHERE sha256 = ? AND uploader = ?", arguments: [sha256, uploader])

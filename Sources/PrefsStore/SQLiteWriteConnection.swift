@@ -252,6 +252,10 @@ struct SQLiteWriteConnection: WriteConnection, ExclusiveTransactions {
         try BlobUploadRecords.chunk(db, sha256: sha256, uploader: uploader, number: number)
     }
 
+    func storeBlobUpload(sha256: String, uploader: String) throws {
+        try BlobUploadRecords.store(db, sha256: sha256, uploader: uploader)
+    }
+
     func deleteBlobUpload(sha256: String, uploader: String) throws {
         try BlobUploadRecords.delete(db, sha256: sha256, uploader: uploader)
     }

@@ -261,6 +261,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
     func blobUpload(sha256: String, uploader: String) throws -> BlobUpload? { nil }
     func startBlobUpload(_ upload: BlobUpload) throws { throw Unsupported() }
     func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws { throw Unsupported() }
+    func storeBlobUpload(sha256: String, uploader: String) throws { throw Unsupported() }
     func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data? { nil }
     func deleteBlobUpload(sha256: String, uploader: String) throws { throw Unsupported() }
     func pruneBlobUploads(before time: Double) throws {}

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PrefsKit
 
@@ -71,6 +72,9 @@ extension PrefsEngine {
         // Refused before any byte is read; checked again as each chunk is stored.
         _ = try WriteBatch.startsAnew(
             offset: offset, length: length, upload: try await storage.blobUpload(sha256: sha256, uploader: uploader))
+        // Hashed as the bytes are stored, if the hash so far is at hand; else read back at the end.
+        let key = UploadDigests.Key(sha256: sha256, uploader: uploader)
+        var digest = uploadDigests.take(key, at: offset)
         var received = offset
         var pending = Data()
         /// Stores `count` bytes of `pending` as the upload's next chunk.
@@ -79,6 +83,8 @@ extension PrefsEngine {
             try await write(WriteContext()) { batch in
                 try batch.appendToBlobUpload(sha256: sha256, uploader: uploader, offset: at, length: length, chunk)
             }
+            digest?.hasher.update(data: chunk)
+            digest?.received += Int64(count)
             // What is left, copied: Data's removeFirst only moves its start, and its storage would
             // keep every byte appended — a whole upload's, in memory.
             pending = Data(pending.dropFirst(count))
@@ -100,18 +106,22 @@ extension PrefsEngine {
         } catch {
             // A cut connection, a body too long: what came is kept, to go on from.
             if !pending.isEmpty { try? await store(pending.count) }
+            if let digest { uploadDigests.keep(digest, for: key) }
             throw error
         }
         if !pending.isEmpty { try await store(pending.count) }
-        guard received == length else { return received }
-        let folder = storage.stagingFolder
-        let digest = try await write(WriteContext()) { batch in
-            try batch.completeBlobUpload(sha256: sha256, uploader: uploader, length: length, stagingIn: folder)
+        guard received == length else {
+            if let digest { uploadDigests.keep(digest, for: key) }
+            return received
         }
-        guard digest == sha256 else {
+        let hashed = digest.map { $0.hasher.finalize().withUnsafeBytes { $0.lowercaseHex } }
+        let stored = try await write(WriteContext()) { batch in
+            try batch.completeBlobUpload(sha256: sha256, uploader: uploader, length: length, hashed: hashed)
+        }
+        guard stored == sha256 else {
             throw PrefsError(
                 .digestMismatch,
-                "The \(length) bytes sent as blob \(sha256) hash to \(digest); none of them was kept. Send the blob's own bytes from offset 0."
+                "The \(length) bytes sent as blob \(sha256) hash to \(stored); none of them was kept. Send the blob's own bytes from offset 0."
             )
         }
         return length

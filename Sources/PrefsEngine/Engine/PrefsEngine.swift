@@ -40,6 +40,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     let tokens: AccessTokens
     /// The store's life as a replica of an upstream; nil for a store that is none.
     let replica: SyncReplica?
+    /// The hashes of blob uploads under way, so far (``uploadBlob(_:offset:length:grant:bytes:)``).
+    let uploadDigests = UploadDigests()
     /// Whether a catch-up with other writers' changes runs (``catchUp()``).
     let catchingUp = Mutex(CatchUpState())
     /// Where the engine reports what it cannot tell a caller.

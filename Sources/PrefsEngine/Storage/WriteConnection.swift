@@ -174,6 +174,10 @@ package protocol WriteConnection {
     func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws
     /// Chunk `number` of the upload of `sha256` by `uploader`; nil if it has none such.
     func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data?
+    /// Makes the bytes of the upload of `sha256` by `uploader` — all in, hashed — the blob's: its
+    /// chunks become the blob's, in order (a blob known and not held becomes held), and the upload
+    /// goes. The blob is not stored yet, or only known.
+    func storeBlobUpload(sha256: String, uploader: String) throws
     /// Removes the upload of `sha256` by `uploader` and its bytes.
     func deleteBlobUpload(sha256: String, uploader: String) throws
     /// Drops the uploads under way that last received bytes before `time` (seconds since 1970),

@@ -32,44 +32,43 @@ extension WriteBatch {
         return true
     }
 
-    /// Ends `uploader`'s upload of the blob `sha256`, whose bytes are all in: hashes them on
-    /// their way to a file in `folder`, and stores them as the blob if they hash to `sha256`
-    /// (unless it is stored already), recording `uploader` as one who sent it. The upload goes
-    /// either way.
+    /// Ends `uploader`'s upload of the blob `sha256`, whose bytes are all in: they become the blob
+    /// if they hash to `sha256` (unless it is stored already), recording `uploader` as one who
+    /// sent it. The upload goes either way.
     ///
+    /// - Parameter hashed: The bytes' SHA-256 if they were hashed as they came; nil to read them
+    ///   back and hash them here.
     /// - Returns: The SHA-256 the bytes hash to: `sha256`, or the blob was not stored.
-    func completeBlobUpload(sha256: String, uploader: String, length: Int64, stagingIn folder: URL) throws -> String {
-        let upload = try connection.blobUpload(sha256: sha256, uploader: uploader)
-        guard (upload?.received ?? 0) == length, upload.map({ $0.byteSize == length }) ?? true else {
+    func completeBlobUpload(sha256: String, uploader: String, length: Int64, hashed: String?) throws -> String {
+        var upload = try connection.blobUpload(sha256: sha256, uploader: uploader)
+        if upload == nil, length == 0 {
+            // An empty blob: no byte came to start its upload.
+            upload = BlobUpload(sha256: sha256, uploader: uploader, byteSize: 0, received: 0, chunkCount: 0, updatedAt: time)
+            try connection.startBlobUpload(upload!)
+        }
+        guard let upload, upload.received == length, upload.byteSize == length else {
             throw BlobOffsetConflict(offset: length, length: length, upload: upload)
         }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = folder.appending(path: UUID().uuidString)
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-            throw PrefsError(.storageFull, "Cannot create an upload file in \(folder.path).")
+        let digest = try hashed ?? hashUpload(upload)
+        guard digest == sha256, !(try connection.blobExists(sha256: sha256)) else {
+            try connection.deleteBlobUpload(sha256: sha256, uploader: uploader)
+            if digest == sha256 { try connection.recordBlobUploader(sha256: sha256, uploader: uploader, time: time) }
+            return digest
         }
-        defer { try? FileManager.default.removeItem(at: file) }
-        var hasher = SHA256()
-        do {
-            let handle = try FileHandle(forWritingTo: file)
-            defer { try? handle.close() }
-            for number in 0..<(upload?.chunkCount ?? 0) {
-                guard let chunk = try connection.blobUploadChunk(sha256: sha256, uploader: uploader, number: number) else {
-                    throw PrefsError(.internal, "Chunk \(number) of the upload of \(sha256) is missing from the database.")
-                }
-                hasher.update(data: chunk)
-                try handle.write(contentsOf: chunk)
-            }
-        } catch {
-            throw StagingErrors.translate(error)
-        }
-        let digest = hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
-        try connection.deleteBlobUpload(sha256: sha256, uploader: uploader)
-        guard digest == sha256 else { return digest }
-        if !(try connection.blobExists(sha256: sha256)) {
-            try connection.insertBlob(sha256: sha256, byteSize: length, from: file)
-        }
+        try connection.storeBlobUpload(sha256: sha256, uploader: uploader)
         try connection.recordBlobUploader(sha256: sha256, uploader: uploader, time: time)
         return digest
+    }
+
+    /// The SHA-256 of `upload`'s bytes, read back a chunk at a time.
+    private func hashUpload(_ upload: BlobUpload) throws -> String {
+        var hasher = SHA256()
+        for number in 0..<upload.chunkCount {
+            guard let chunk = try connection.blobUploadChunk(sha256: upload.sha256, uploader: upload.uploader, number: number) else {
+                throw PrefsError(.internal, "Chunk \(number) of the upload of \(upload.sha256) is missing from the database.")
+            }
+            hasher.update(data: chunk)
+        }
+        return hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
     }
 }

@@ -33,6 +33,23 @@ enum BlobUploadRows {
             chunkCount: try row["chunk_count"].decode(Int.self), updatedAt: try row["updated_at"].decode(Double.self))
     }
 
+    /// Makes an upload's counts the blob's (a blob known and not held becomes held).
+    static func storeBlob(sha256: String, uploader: String) -> PostgresQuery {
+        """
+        INSERT INTO blob (sha256, byte_size, chunk_count, held)
+        SELECT sha256, byte_size, chunk_count, TRUE FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader)
+        ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = TRUE
+        """
+    }
+
+    /// Copies an upload's chunks into the blob's, in order.
+    static func storeChunks(sha256: String, uploader: String) -> PostgresQuery {
+        """
+        INSERT INTO blob_chunk (sha256, number, data)
+        SELECT sha256, number, data FROM blob_upload_chunk WHERE sha256 = \(sha256) AND uploader = \(uploader) ORDER BY number
+        """
+    }
+
     static func delete(sha256: String, uploader: String) -> PostgresQuery {
         "DELETE FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader)"
     }

@@ -532,6 +532,12 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
         return try rows.first.map { Data(try $0.makeRandomAccess()["data"].decode(ByteBuffer.self).readableBytesView) }
     }
 
+    func storeBlobUpload(sha256: String, uploader: String) throws {
+        try write(BlobUploadRows.storeBlob(sha256: sha256, uploader: uploader))
+        try write(BlobUploadRows.storeChunks(sha256: sha256, uploader: uploader))
+        try write(BlobUploadRows.delete(sha256: sha256, uploader: uploader))
+    }
+
     func deleteBlobUpload(sha256: String, uploader: String) throws {
         try write(BlobUploadRows.delete(sha256: sha256, uploader: uploader))
     }

@@ -108,6 +108,35 @@ import Testing
         }
     }
 
+    @Test("An upload begun before a restart is hashed from the bytes held once all are in")
+    func anUploadGoesOnAcrossARestart() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-blob-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appending(path: "prefs.sqlite").path
+        let blob = Self.bytes(600_000)
+        let sha256 = try await Self.sha256(blob)
+        try await withStore(try EmbeddedStore(path: path)) { store async throws in
+            #expect(try await store.uploadBlob(sha256, offset: 0, length: 600_000, grant: Self.phone, bytes: Self.body(blob.prefix(400_000))) == 400_000)
+        }
+        // A new process has no hash of the first bytes: it reads them back.
+        try await withStore(try EmbeddedStore(path: path)) { store async throws in
+            #expect(try await store.uploadBlob(sha256, offset: 400_000, length: 600_000, grant: Self.phone, bytes: Self.body(blob.dropFirst(400_000))) == 600_000)
+            #expect(try await Self.read(store, sha256, grant: Self.phone) == blob)
+        }
+        // Bytes held from before a restart that do not hash to the name are dropped all the same.
+        let other = Self.bytes(600_000, seed: 9)
+        try await withStore(try EmbeddedStore(path: path)) { store async throws in
+            _ = try await store.uploadBlob(sha256, offset: 0, length: 600_000, grant: Self.laptop, bytes: Self.body(other.prefix(1000)))
+        }
+        try await withStore(try EmbeddedStore(path: path)) { store async throws in
+            await #expect { try await store.uploadBlob(sha256, offset: 1000, length: 600_000, grant: Self.laptop, bytes: Self.body(other.dropFirst(1000))) } throws: {
+                ($0 as? PrefsError)?.code == .digestMismatch
+            }
+            #expect(try await store.blobState(sha256, grant: Self.laptop) == .uploading(received: 0))
+        }
+    }
+
     @Test("A blob is read by the accounts whose drafts use it", arguments: backends)
     func draftsOfAnAccountOpenItsBlobs(backend: Backend) async throws {
         try await Self.withEngine(backend) { engine in
