@@ -12,7 +12,7 @@ extension PrefsEngine {
     /// Sends the upstream the bytes of the attachments `drafts` add — those their bases do not
     /// have — that it does not hold yet, each once, from the offset it holds (an upload cut off
     /// goes on there).
-    func uploadAttachments(of drafts: [DraftMutation], through blobs: any BlobTransport) async throws {
+    package func uploadAttachments(of drafts: [DraftMutation], through blobs: any BlobTransport) async throws {
         guard let replica else { return }
         var seen: Set<String> = []
         for mutation in drafts {

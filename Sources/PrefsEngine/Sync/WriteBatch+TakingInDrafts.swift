@@ -20,6 +20,7 @@ extension WriteBatch {
         var mutation = mutation
         do {
             try mutation.restoreText(from: connection)
+            try dropAttachmentsGone(from: &mutation, over: current)
             try check(mutation, over: current, from: device, reach: reach)
         } catch let error as PrefsError {
             let conflict = try recordDraftConflict(
@@ -58,6 +59,27 @@ extension WriteBatch {
                     "No bytes with SHA-256 \(attachment.sha256) are stored here: a device uploads them before the change that references them.")
             }
         }
+    }
+
+    /// Drops from `mutation`'s draft the attachments it had from the upstream — in the version
+    /// it was made on — that the upstream's draft no longer has and whose bytes it no longer
+    /// holds: those of a draft deleted here since (its bytes freed with it), which the device's
+    /// edit brings back. The device did not add them, and may never have fetched their bytes;
+    /// its edit is taken in without them.
+    private func dropAttachmentsGone(from mutation: inout DraftMutation, over current: Draft?) throws {
+        guard var draft = mutation.draft, mutation.base > 0 else { return }
+        let had = Set(try connection.draftVersion(of: mutation.id, at: mutation.base)?.draft?.attachments.map(\.id) ?? [])
+        let held = Set(current?.attachments.map(\.id) ?? [])
+        let kept = try draft.attachments.filter { attachment in
+            try held.contains(attachment.id) || !had.contains(attachment.id) || connection.blobExists(sha256: attachment.sha256)
+        }
+        guard kept.count < draft.attachments.count else { return }
+        draft.attachments = kept.enumerated().map { position, attachment in
+            var placed = attachment
+            placed.position = position
+            return placed
+        }
+        mutation.draft = draft
     }
 
     /// What became of `mutation`: the draft as the batch leaves it.

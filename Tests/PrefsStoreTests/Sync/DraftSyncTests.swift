@@ -259,6 +259,27 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    @Test("an edit brings back a draft deleted with its attachment's bytes: its text returns, the attachment it never added does not")
+    func editBringsBackADraftWhoseBytesWent() async throws {
+        let (bench, laptop, _, draft) = try await benchWithDraft()
+        // An attachment added on the upstream itself (no uploader keeps its bytes), then the
+        // draft deleted there: the bytes go with it.
+        let upload = AttachmentUpload(filename: "notes.bin", mimeType: "application/octet-stream")
+        _ = try await bench.upstream.addAttachment(to: draft.id, upload, data: Data(repeating: 3, count: 10_000))
+        try await bench.sync("laptop")
+        #expect(try await laptop.draft(draft.id).attachments.count == 1)
+        _ = try await bench.upstream.deleteDraft(draft.id, ifRevision: nil)
+        var edit = DraftPatch()
+        edit.text = .set(Self.text + " Written offline.")
+        _ = try await laptop.updateDraft(draft.id, edit, ifRevision: nil)
+        try await bench.syncAll()
+        let back = try await bench.upstream.draft(draft.id)
+        #expect(back.text.hasSuffix("Written offline.") && back.deletedElsewhere == true && back.attachments.isEmpty)
+        #expect(try await laptop.draft(draft.id).attachments.isEmpty)
+        #expect(try await bench.upstream.conflicts(ConflictQuery()).map(\.rule) == [.editBeatsDelete])
+        await bench.close()
+    }
+
     @Test("a delete travels to a device that did not change the draft")
     func deleteTravels() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()

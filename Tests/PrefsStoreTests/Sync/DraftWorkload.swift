@@ -6,7 +6,8 @@ import TestHarness
 
 /// The drafts side of a ``SyncSimulation``: random draft writes on the devices and on the
 /// upstream itself — creates, words typed and erased at random places, field changes, moves
-/// within and between threads, deletes — and what each writer typed and knowingly removed, so
+/// within and between threads, attachments added (a few payloads, so the same bytes recur),
+/// detached and described, deletes — and what each writer typed and knowingly removed, so
 /// that once the network heals it can be checked that no typed word was lost.
 ///
 /// Every word typed is a token of its own (a letter naming its writer, then a number:
@@ -72,11 +73,13 @@ final class DraftWorkload {
             return try await create(on: store, as: writer, drafts: drafts)
         }
         switch roll {
-        case 12..<42: return try await type(into: draft, on: store, as: writer)
-        case 42..<57: return try await erase(from: draft, on: store, as: writer)
-        case 57..<72: return try await changeField(of: draft, on: store)
-        case 72..<86: return try await move(draft, on: store, drafts: drafts)
-        case 86..<96: return try await delete(draft, on: store, as: writer)
+        case 12..<38: return try await type(into: draft, on: store, as: writer)
+        case 38..<52: return try await erase(from: draft, on: store, as: writer)
+        case 52..<64: return try await changeField(of: draft, on: store)
+        case 64..<76: return try await move(draft, on: store, drafts: drafts)
+        case 76..<84: return try await attach(to: draft, on: store)
+        case 84..<88: return try await changeAttachment(of: draft, on: store)
+        case 88..<96: return try await delete(draft, on: store, as: writer)
         default: return try await createForeign(on: store)
         }
     }
@@ -191,6 +194,33 @@ final class DraftWorkload {
         return count("move", "\(draft.id.short) \(place(of: draft)) -> \(place(of: moved))")
     }
 
+    /// Attaches one of a few payloads to `draft`: the same bytes end up in several drafts, and
+    /// attached again to one.
+    private func attach(to draft: Draft, on store: EmbeddedStore) async throws -> String {
+        let payload = Int.random(in: 0..<Self.payloads.count, using: &random)
+        let upload = AttachmentUpload(filename: "p\(payload).bin", mimeType: "application/octet-stream")
+        do {
+            let added = try await store.addAttachment(to: draft.id, upload, data: Self.payloads[payload])
+            return count("attach", "\(draft.id.short) p\(payload) as \(added.attachment.id.short)")
+        } catch let error as PrefsError where error.code == .invalidRequest || error.code == .tooLarge {
+            return count("attach", "\(draft.id.short) p\(payload) refused: \(error.message)")
+        }
+    }
+
+    /// Detaches one of `draft`'s attachments, or changes its alt text.
+    private func changeAttachment(of draft: Draft, on store: EmbeddedStore) async throws -> String {
+        guard let attachment = draft.attachments.randomElement(using: &random) else {
+            return count("detach", "nothing of \(draft.id.short): it has no attachments")
+        }
+        guard Bool.random(using: &random) else {
+            _ = try await store.removeAttachment(attachment.id, of: draft.id, ifRevision: draft.revision)
+            return count("detach", "\(attachment.id.short) of \(draft.id.short)")
+        }
+        let alt = ["a cat", "the sea", "a map"].randomElement(using: &random)!
+        _ = try await store.updateAttachment(attachment.id, of: draft.id, AttachmentPatch(altText: .set(alt)), ifRevision: draft.revision)
+        return count("alt", "\(attachment.id.short) of \(draft.id.short) \"\(alt)\"")
+    }
+
     /// Deletes `draft`, and with it every word it showed.
     private func delete(_ draft: Draft, on store: EmbeddedStore, as writer: String) async throws -> String {
         _ = try await store.deleteDraft(draft.id, ifRevision: draft.revision)
@@ -210,6 +240,9 @@ final class DraftWorkload {
     }
 
     // MARK: Helpers
+
+    /// The bytes attached: a few payloads of some kilobytes each, none a multiple of a chunk.
+    static let payloads = (0..<3).map { index in Data((0..<(3_000 + index * 1_111)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }) }
 
     /// A word never typed before, by `writer`.
     private func newWord(by writer: String) -> String {

@@ -122,6 +122,8 @@ final class SyncSimulation {
     let drafts: DraftWorkload
     /// Whether the schedule writes drafts (``drafts``) beside its preferences.
     let writesDrafts: Bool
+    /// What attachments' bytes crossed between the devices and the upstream.
+    let blobs = SimulatedBlobs.Ledger()
     /// What happened, step by step, to read when a schedule fails.
     private(set) var trace: [String] = []
     /// Every set and reset of a simulated key the upstream committed, in order, read from its
@@ -325,7 +327,20 @@ final class SyncSimulation {
         guard let index = running().randomElement(using: &random), let store = devices[index].store,
             let request = store.syncRequest(pushing: Bool.random(using: &random))
         else { return }
+        // The bytes its drafts add go first, as a device's exchange sends them; cut off, it
+        // sends nothing.
+        do {
+            try await store.uploadAttachments(of: request.drafts, through: transport(of: devices[index]))
+        } catch let error as PrefsError where error.code == .unreachable {
+            trace.append("\(step) \(devices[index].name) could not upload: \(error.message)")
+            return
+        }
         send(.request(request), device: index)
+    }
+
+    /// `device`'s way to the upstream for attachments' bytes (and a last exchange).
+    func transport(of device: Device) -> SimulatedBlobs {
+        SimulatedBlobs(upstream: upstream, device: device, ledger: blobs)
     }
 
     /// Puts a message on the network: lost if its device is cut off or by chance, else
@@ -420,7 +435,14 @@ final class SyncSimulation {
             for device in devices {
                 try await exchangeUntilInStep(device)
             }
-            if round > 0, upstream.committedRevision == before { return }
+            if round > 0, upstream.committedRevision == before { break }
+        }
+        // One exchange each as a running device makes them: it then reads attachments' bytes
+        // through the same way.
+        for device in devices {
+            guard let store = device.store, await store.exchange(through: transport(of: device), pushing: true, wait: nil) else {
+                throw PrefsError(.internal, "\(device.name)'s last exchange failed: \(String(describing: device.store?.replicaStatus?.lastExchange))")
+            }
         }
     }
 
@@ -429,6 +451,7 @@ final class SyncSimulation {
         guard let store = device.store else { return }
         for _ in 0..<20 {
             guard let request = store.syncRequest(pushing: true) else { return }
+            try await store.uploadAttachments(of: request.drafts, through: transport(of: device))
             let answer = try await serve(request, from: device)!
             try await store.takeIn(answer)
             if answer.more != true, store.replicaStatus?.outbox == 0, answer.cursor == upstream.committedRevision { return }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PrefsEngine
 import PrefsKit
@@ -21,6 +22,12 @@ extension SyncSimulationTests {
     ///    say `duplicate`), a merged or refused one names the conflict recorded for its draft, and
     ///    no change is a loser of two conflicts — so no change made two copies. (Two copies may
     ///    hold the same text: two devices that made the same edit of a text changed elsewhere.)
+    /// 5. No attachment's bytes are lost or sent twice: every attachment of every draft reads, on
+    ///    every store, as bytes that hash to its SHA-256; a device sent each blob's bytes up at
+    ///    most once (attached again, in another draft, after a cut or a restart: it finds the
+    ///    upstream holding them); and it fetched each blob at most once, on its first read.
+    ///    (Another device that attaches the same bytes while no draft uses them sends them too:
+    ///    that proves it has them, as a hash alone would not.)
     static func draftViolations(in simulation: SyncSimulation) async throws -> [String] {
         let upstream = simulation.upstream!
         let upstreamDrafts = try await upstream.drafts(account: DraftWorkload.account, thread: nil)
@@ -50,6 +57,7 @@ extension SyncSimulationTests {
             violations.append("\(word), typed by \(writer) and removed by no one, is in no draft")
         }
         violations += try await onceViolations(in: simulation, drafts: upstreamDrafts)
+        violations += try await bytesViolations(in: simulation, drafts: upstreamDrafts)
         return violations
     }
 
@@ -89,6 +97,36 @@ extension SyncSimulationTests {
                     violations.append("\(change) was \(result.outcome) naming conflict \(result.conflict ?? 0), not one of its draft's")
                 }
             }
+        }
+        return violations
+    }
+
+    /// Property 5 of ``draftViolations(in:)``, `drafts` being the upstream's.
+    private static func bytesViolations(in simulation: SyncSimulation, drafts: [Draft]) async throws -> [String] {
+        var violations: [String] = []
+        let stores = [("the upstream", simulation.upstream!)] + simulation.devices.compactMap { device in device.store.map { (device.name, $0) } }
+        for (name, store) in stores {
+            for draft in drafts {
+                for attachment in draft.attachments {
+                    var bytes = Data()
+                    do {
+                        for try await chunk in try await store.attachmentData(attachment.id, of: draft.id).bytes { bytes.append(chunk) }
+                    } catch {
+                        violations.append("\(name) cannot read attachment \(attachment.id.short) of \(draft.id.short): \(error)")
+                        continue
+                    }
+                    let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+                    if digest != attachment.sha256 { violations.append("\(name) reads attachment \(attachment.id.short) as other bytes") }
+                }
+            }
+        }
+        let sizes = Dictionary(DraftWorkload.payloads.map { (SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined(), Int64($0.count)) }) { first, _ in first }
+        for (upload, sent) in simulation.blobs.sent.sorted(by: { $0.key < $1.key }) {
+            let size = sizes[String(upload.split(separator: " ")[1])] ?? 0
+            if sent > size { violations.append("\(upload.prefix(20)) went up as \(sent) bytes for \(size)") }
+        }
+        for (fetch, count) in simulation.blobs.fetched.sorted(by: { $0.key < $1.key }) where count > 1 {
+            violations.append("\(fetch.prefix(20)) was fetched \(count) times")
         }
         return violations
     }
