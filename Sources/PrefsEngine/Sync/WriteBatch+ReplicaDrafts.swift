@@ -238,15 +238,17 @@ extension WriteBatch {
             return
         }
         try connection.updateDraft(draft)
-        for attachment in local.attachments where !draft.attachments.contains(where: { $0.id == attachment.id }) {
-            try connection.deleteAttachment(attachment)
-        }
+        // Added before the others are removed: an attachment removed frees its bytes if nothing
+        // else uses them, and one added may use the same bytes.
         for attachment in draft.attachments {
             if let was = local.attachments.first(where: { $0.id == attachment.id }) {
                 if was != attachment { try connection.updateAttachment(attachment) }
             } else {
                 try connection.insertAttachment(attachment)
             }
+        }
+        for attachment in local.attachments where !draft.attachments.contains(where: { $0.id == attachment.id }) {
+            try connection.deleteAttachment(attachment)
         }
         try recordDraft(.draftUpdated, draft, previousThread: local.thread != draft.thread ? local.thread : nil)
     }

@@ -219,12 +219,14 @@ extension WriteBatch {
             patch.position = .set(min(max(place, 0), others))
         }
         if patch != DraftPatch() { draft = try updateDraft(current.id, patch, ifRevision: nil) }
+        // Added before the others are removed: an attachment removed frees its bytes if nothing
+        // else uses them, and one added may use the same bytes.
         let kept = Set(target.attachments.map(\.id))
-        for attachment in draft.attachments where !kept.contains(attachment.id) {
-            draft = try removeAttachment(attachment.id, of: draft.id, ifRevision: nil)
-        }
         for attachment in target.attachments where !draft.attachments.contains(where: { $0.id == attachment.id }) {
             draft = try attach(attachment, to: draft.id).draft
+        }
+        for attachment in draft.attachments where !kept.contains(attachment.id) {
+            draft = try removeAttachment(attachment.id, of: draft.id, ifRevision: nil)
         }
         for attachment in target.attachments.sorted(by: { $0.position < $1.position }) {
             guard let index = draft.attachments.firstIndex(where: { $0.id == attachment.id }) else { continue }

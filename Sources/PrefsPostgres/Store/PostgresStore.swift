@@ -61,14 +61,17 @@ extension PrefsEngine where Storage == PostgresStorage {
     ///   - configuration: How the store behaves.
     ///   - logger: Where the store logs.
     ///   - clock: What measures the engine's and the storage's waits; tests pass one they move by hand.
+    ///   - wallClock: What tells the time of day (changes' times, retention); tests pass one they move by hand.
     /// - Throws: ``PrefsError`` — `unavailable` when PostgreSQL cannot be reached.
     package convenience init(
-        database: PostgresLocation, configuration: StoreConfiguration, logger: Logger, clock: any Clock<Duration>
+        database: PostgresLocation, configuration: StoreConfiguration, logger: Logger, clock: any Clock<Duration>,
+        wallClock: WallClock = .system
     ) async throws {
         let storage = try await PostgresStorage(database: database, clock: clock, logger: logger)
         do {
             try self.init(
-                storage: storage, snapshot: try await storage.loadSnapshotOffThePool(), configuration: configuration, clock: clock)
+                storage: storage, snapshot: try await storage.loadSnapshotOffThePool(), configuration: configuration, clock: clock,
+                wallClock: wallClock)
         } catch {
             storage.close()
             throw error

@@ -1,8 +1,10 @@
 import Foundation
+import Logging
 import PrefsEngine
 import PrefsKit
 import PrefsPostgres
 import PrefsStore
+import Synchronization
 import TestHarness
 import Testing
 
@@ -18,17 +20,25 @@ import Testing
     /// The backends this run has: PostgreSQL where a test server is configured.
     static let backends = Backend.allCases.filter { $0 == .sqlite || PostgresTestDatabase.isEnabled }
 
-    /// Runs `body` with an engine on `backend`, made with `configuration`.
+    /// Runs `body` with an engine on `backend`, made with `configuration`, telling the time by
+    /// `wallClock`.
     static func withEngine(
-        _ backend: Backend, configuration: StoreConfiguration = StoreConfiguration(),
+        _ backend: Backend, configuration: StoreConfiguration = StoreConfiguration(), wallClock: WallClock = .system,
         _ body: (any EngineServing) async throws -> Void
     ) async throws {
         switch backend {
         case .sqlite:
-            try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { try await body($0) }
+            let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-blob-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let storage = try SQLiteStorage(path: folder.appending(path: "prefs.sqlite").path, durability: configuration.durability)
+            try await withStore(try EmbeddedStore(storage: storage, configuration: configuration, wallClock: wallClock)) { try await body($0) }
         case .postgres:
             try await withPostgresDatabase { database in
-                try await withStore(try await PostgresStore(url: database.url, configuration: configuration)) { try await body($0) }
+                let store = try await PostgresStore(
+                    database: PostgresLocation(url: database.url), configuration: configuration, logger: Logger(label: "prefsd"),
+                    clock: ContinuousClock(), wallClock: wallClock)
+                try await withStore(store) { try await body($0) }
             }
         }
     }
@@ -159,8 +169,10 @@ import Testing
     @Test("Uploads left alone, and blobs uploaded long ago that no attachment uses, are dropped", arguments: backends)
     func upkeepDropsWhatOutlivedItsRetention(backend: Backend) async throws {
         var configuration = StoreConfiguration()
-        configuration.blobUploadRetention = .milliseconds(700)
-        try await Self.withEngine(backend, configuration: configuration) { engine in
+        configuration.blobUploadRetention = .seconds(3600)
+        // The time of day, moved by hand past the retention.
+        let now = Mutex(1_800_000_000.0)
+        try await Self.withEngine(backend, configuration: configuration, wallClock: WallClock { now.withLock { $0 } }) { engine in
             let (unused, used, partial) = (Self.bytes(1000, seed: 1), Self.bytes(1000, seed: 2), Self.bytes(1000, seed: 3))
             let sums = (try await Self.sha256(unused), try await Self.sha256(used), try await Self.sha256(partial))
             _ = try await engine.uploadBlob(sums.0, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(unused))
@@ -169,7 +181,7 @@ import Testing
             let draft = try await engine.createDraft(DraftInput(account: "alice"), context: WriteContext())
             let added = try await engine.addAttachment(
                 to: draft.id, AttachmentUpload(filename: "a.bin"), ifRevision: nil, bytes: Self.body(used), context: WriteContext())
-            try await Task.sleep(for: .milliseconds(800))
+            now.withLock { $0 += 3601 }
             // The upkeep runs as a batch commits.
             _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.0, grant: .everything) == .uploading(received: 0), "no attachment uses it")
@@ -180,7 +192,7 @@ import Testing
             _ = try await engine.uploadBlob(sums.1, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(Data()))
             _ = try await engine.removeAttachment(added.attachment.id, of: draft.id, ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.1, grant: .everything) == .held(byteSize: 1000), "its uploader keeps it")
-            try await Task.sleep(for: .milliseconds(800))
+            now.withLock { $0 += 3601 }
             _ = try await engine.set(try KeyName("a.b"), to: 2, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.1, grant: .everything) == .uploading(received: 0), "and then it goes")
         }

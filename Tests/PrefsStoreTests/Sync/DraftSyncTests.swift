@@ -280,6 +280,27 @@ struct DraftSyncTests {
         await bench.close()
     }
 
+    @Test("an attachment detached and its bytes attached again offline keeps the bytes on every store")
+    func reattachedBytesStay() async throws {
+        let (bench, laptop, desktop, draft) = try await benchWithDraft()
+        let bytes = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let upload = AttachmentUpload(filename: "notes.bin", mimeType: "application/octet-stream")
+        let first = try await laptop.addAttachment(to: draft.id, upload, data: bytes)
+        try await bench.syncAll()
+        bench.replicas["laptop"]!.transport.online.withLock { $0 = false }
+        _ = try await laptop.removeAttachment(first.attachment.id, of: draft.id, ifRevision: nil)
+        let again = try await laptop.addAttachment(to: draft.id, upload, data: bytes)
+        bench.replicas["laptop"]!.transport.online.withLock { $0 = true }
+        try await bench.syncAll()
+        for store in [bench.upstream, laptop, desktop] {
+            #expect(try await store.draft(draft.id).attachments.map(\.id) == [again.attachment.id])
+            var read = Data()
+            for try await chunk in try await store.attachmentData(again.attachment.id, of: draft.id).bytes { read.append(chunk) }
+            #expect(read == bytes)
+        }
+        await bench.close()
+    }
+
     @Test("a delete travels to a device that did not change the draft")
     func deleteTravels() async throws {
         let (bench, laptop, desktop, draft) = try await benchWithDraft()
