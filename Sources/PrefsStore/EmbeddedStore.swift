@@ -35,13 +35,19 @@ extension PrefsEngine where Storage == SQLiteStorage {
     /// - Returns: The open store.
     /// - Throws: ``PrefsError`` if the folder or the database cannot be made.
     public static func temporary(configuration: StoreConfiguration = StoreConfiguration()) throws -> EmbeddedStore {
+        try temporary(configuration: configuration, wallClock: .system)
+    }
+
+    /// A store on a new database in a temporary folder, removed when the store closes, telling the
+    /// time of day by `wallClock`: for tests that move it by hand.
+    package static func temporary(configuration: StoreConfiguration, wallClock: WallClock) throws -> EmbeddedStore {
         let folder = FileManager.default.temporaryDirectory.appending(path: "prefsd-\(UUID().uuidString)")
         do {
             let storage = try SQLiteStorage(
                 path: folder.appending(path: "prefs.sqlite").path, durability: configuration.durability,
                 temporaryDirectory: folder)
             do {
-                return try EmbeddedStore(storage: storage, configuration: configuration)
+                return try EmbeddedStore(storage: storage, configuration: configuration, wallClock: wallClock)
             } catch {
                 storage.close()
                 throw error

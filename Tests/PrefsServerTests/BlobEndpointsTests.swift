@@ -6,6 +6,7 @@ import NIOCore
 import PrefsEngine
 import PrefsKit
 import PrefsStore
+import Synchronization
 import TestHarness
 import Testing
 
@@ -275,8 +276,10 @@ import Testing
 
     @Test func uploadsLeftAloneAndBlobsNoAttachmentUsesArePrunedAfterTheRetention() async throws {
         var configuration = StoreConfiguration()
-        configuration.blobUploadRetention = .milliseconds(500)
-        try await withStore(try EmbeddedStore.temporary(configuration: configuration)) { store in
+        configuration.blobUploadRetention = .seconds(3600)
+        // The time of day, moved by hand past the retention.
+        let now = Mutex(1_800_000_000.0)
+        try await withStore(try EmbeddedStore.temporary(configuration: configuration, wallClock: WallClock { now.withLock { $0 } })) { store in
             let api = Self.apis(store).socket
             let kept = Self.bytes(1000, seed: 1)
             let used = Self.bytes(1000, seed: 2)
@@ -289,7 +292,7 @@ import Testing
             _ = try await store.addAttachment(
                 to: draft.id, AttachmentUpload(filename: "a.bin"), ifRevision: nil,
                 bytes: AsyncThrowingStream { $0.yield(used); $0.finish() })
-            try await Task.sleep(for: .milliseconds(600))
+            now.withLock { $0 += 3601 }
             // A write prunes what outlived the retention as it commits.
             try await store.set("a.b", to: 1)
             #expect(try await Self.ask(api, .head, "/v1/blobs/\(Self.sha256(kept))").status == 404, "no attachment uses it")

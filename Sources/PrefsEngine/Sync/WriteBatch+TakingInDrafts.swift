@@ -18,8 +18,11 @@ extension WriteBatch {
         draftStamps = fieldStamps
         defer { draftStamps = [:] }
         var mutation = mutation
+        // The change as the device made it, its text whole: what the answer tells it apart from.
+        var sent = mutation
         do {
             try mutation.restoreText(from: connection)
+            sent = mutation
             try dropAttachmentsGone(from: &mutation, over: current)
             try check(mutation, over: current, from: device, reach: reach)
         } catch let error as PrefsError {
@@ -29,7 +32,10 @@ extension WriteBatch {
                 detail: error.message)
             return try draftResult(mutation, .refused, conflict: conflict)
         }
-        return try takeIn(mutation, over: current, stamped: stamp, from: device)
+        let result = try takeIn(mutation, over: current, stamped: stamp, from: device)
+        // Attachments dropped: the device is sent the draft as it is here, which lacks them.
+        guard sent.draft != mutation.draft else { return result }
+        return try draftResult(sent, result.outcome, copy: result.copy, conflict: result.conflict)
     }
 
     /// Throws what would stop `mutation` from being applied, before anything is: a draft beyond
