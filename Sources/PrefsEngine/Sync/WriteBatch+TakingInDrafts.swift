@@ -131,6 +131,14 @@ extension WriteBatch {
         case (let draft?, nil):
             guard mutation.base > 0 else {
                 _ = try create(draft, conflictOf: draft.conflictOf, deletedElsewhere: draft.deletedElsewhere)
+                if let original = draft.conflictOf {
+                    // A conflicted copy the device made as it merged its own edits with the
+                    // upstream's answer: recorded as the upstream records its own.
+                    _ = try recordDraftConflict(
+                        original, account: draft.account, rule: .conflictedCopy, winner: try connection.draft(original),
+                        losers: [loser],
+                        detail: "Both devices changed the same words: the device's text is the conflicted copy \(draft.id.uuidString), made as it merged its edits.")
+                }
                 return try draftResult(mutation, .applied)
             }
             // Deleted here after the device took it in: the device's edit brings it back.

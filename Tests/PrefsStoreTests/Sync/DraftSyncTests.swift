@@ -447,6 +447,10 @@ struct DraftSyncTests {
         #expect(stores[0].map(\.position) == [0, 1, 2, 3])
         #expect(stores[0].contains { $0.conflictOf == draft.id && $0.text == "zero one 2" && $0.thread == "trip" })
         for store in stores.dropFirst() { #expect(store == stores[0]) }
+        // The copy the laptop made is a conflict on the upstream, as one the upstream makes is.
+        let conflicts = try await bench.upstream.conflicts(ConflictQuery()).filter { $0.rule == .conflictedCopy }
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.draft == draft.id && conflicts.first?.losers.first?.device == "laptop")
         await bench.close()
     }
 
