@@ -18,7 +18,8 @@ final class UploadDigests: Sendable {
         var received: Int64 = 0
     }
 
-    /// The most uploads kept: one left by a client that never came back is dropped first.
+    /// The most uploads kept; past it, one of them is dropped (that upload's bytes are then read
+    /// back when all are in).
     private static let limit = 64
     private let running = Mutex<[Key: Running]>([:])
 

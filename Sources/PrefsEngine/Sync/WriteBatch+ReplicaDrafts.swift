@@ -212,7 +212,8 @@ extension WriteBatch {
     }
 
     /// Makes the local draft `id` `target` (nil: none), as the upstream has it: its fields, place
-    /// and attachments as they are there, under the local revision that follows; a change event for its watchers. Its neighbours stay where they are.
+    /// and attachments as they are there, under the local revision that follows; a change event
+    /// for its watchers. Its neighbours stay where they are.
     /// An attachment whose bytes this replica does not hold is known by its hash and size, and
     /// its bytes fetched from the upstream when it is read (``PrefsEngine/attachmentData(_:of:)``).
     private func place(_ target: Draft?, id: UUID) throws {
