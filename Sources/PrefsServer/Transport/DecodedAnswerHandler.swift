@@ -93,18 +93,14 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             feed?.end()
             return context.close(promise: nil)
         }
-        switch body {
-        case .collected:
-            body = .dropped
-            answer(.answer(.error(API.prefsError(for: error))), context: context)
-        case .streamed(let source):
-            // The upload fails with it, and its endpoint answers; nothing after it can be framed.
-            body = .dropped
-            closesAfterAnswer = true
-            source.finish(error)
-        case .dropped, nil:
-            // Answered already: nothing after it can be framed.
-            if answering == nil { context.close(promise: nil) }
+        // Nothing after it can be framed: no part of the request comes any more, and the
+        // connection closes after the answer — at once if it is written already.
+        let answered = answering == nil
+        closesAfterAnswer = true
+        endBody(failing: error, answer: API.prefsError(for: error), context: context)
+        if answered {
+            closesWhenIdle = true
+            closeIfIdle(context: context)
         }
     }
 
@@ -119,13 +115,7 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
             feed.end()
             return context.close(promise: nil)
         }
-        if isInputClosed, case .streamed(let source) = body {
-            // The client stopped sending before its body's end: the body fails (what reads it —
-            // an upload, a sync stream — ends), and the connection closes after the answer.
-            body = .dropped
-            closesAfterAnswer = true
-            source.finish(PrefsError(.invalidRequest, "The connection's input closed before the request's body ended."))
-        }
+        if isInputClosed, waiting.isEmpty, body != nil { endBodyCut(context: context) }
         closesWhenIdle = true
         closeIfIdle(context: context)
     }
@@ -216,6 +206,32 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
+    /// The client closed its side before the body of the request being read ended: the body
+    /// fails (what reads it — an upload, a sync stream — ends, and its endpoint answers), one read
+    /// whole is answered `invalid_request`, and the connection closes after the answer.
+    private func endBodyCut(context: ChannelHandlerContext) {
+        closesAfterAnswer = true
+        let cut = PrefsError(.invalidRequest, "The connection's input closed before the request's body ended.")
+        endBody(failing: cut, answer: cut, context: context)
+    }
+
+    /// No part of the request being read comes any more: a streamed body fails with `error`, a
+    /// body read whole is answered `refusal`, and one being dropped is done with. (Left
+    /// `dropped`, a body that never ends would keep the connection from being idle, and from
+    /// closing, for ever.)
+    private func endBody(failing error: any Error, answer refusal: PrefsError, context: ChannelHandlerContext) {
+        let read = body
+        body = nil
+        switch read {
+        case .collected:
+            answer(.answer(.error(refusal)), context: context)
+        case .streamed(let source):
+            source.finish(error)
+        case .dropped, nil:
+            break
+        }
+    }
+
     /// A body that tells this handler, on its event loop, when its reader wants more, and when it
     /// has stopped reading.
     private func uploadBody(context: ChannelHandlerContext) -> UploadBody {
@@ -234,6 +250,7 @@ final class DecodedAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler 
         while body != nil || answering == nil, let part = waiting.popFirst() {
             take(part, context: context)
         }
+        if inputClosed, waiting.isEmpty, body != nil { endBodyCut(context: context) }
         resumeReading(context: context)
         closeIfIdle(context: context)
     }

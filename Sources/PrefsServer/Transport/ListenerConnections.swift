@@ -35,7 +35,7 @@ final class ListenerConnections: Sendable {
     /// The listener has stopped: no connection is taken from now on. Returns once every
     /// connection has closed — at once if `closing` or the task is cancelled (this closes the
     /// client's side of each, which ends an idle connection and a watch, and lets an answer under
-    /// way finish), else as each finishes, asked to (`ChannelShouldQuiesceEvent`: an idle
+    /// way finish; a connection whose client's side is closed already is closed whole), else as each finishes, asked to (`ChannelShouldQuiesceEvent`: an idle
     /// connection closes after a moment's grace, ``QuiesceGraceHandler``, and one answering after
     /// its answer; a watch when the engine ends it).
     func finish(closing: Bool) async {
@@ -55,11 +55,13 @@ final class ListenerConnections: Sendable {
         }
     }
 
-    /// Closes the client's side of each of `channels` still open.
+    /// Closes the client's side of each of `channels` still open; one whose client's side is
+    /// closed already (it waits on its answer) or cannot be closed alone (TLS) is closed whole.
     private func closeInputs(_ channels: [any Channel]) {
         for channel in channels {
             channel.eventLoop.execute {
-                if channel.isActive { channel.close(mode: .input, promise: nil) }
+                guard channel.isActive else { return }
+                channel.close(mode: .input).whenFailure { _ in channel.close(promise: nil) }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PrefsClient
 import PrefsKit
@@ -190,5 +191,34 @@ import Testing
         await daemon.expectCleanStop()
         // The connection was ended under the silent client, and no answer claimed the upload done.
         #expect(!(await silent.readToEnd()).contains("204"))
+    }
+
+    /// An upload answered before its body has all come (its blob is held already) whose client
+    /// then stops sending, body unfinished, is closed by the daemon at once — the connection does
+    /// not linger half-closed — and does not hold a graceful stop.
+    @Test func anUploadAnsweredBeforeItsBodyEndsClosesWhenItsClientStops() async throws {
+        let daemon = try await Daemon()
+        let bytes = Data("held already".utf8)
+        let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let whole = try RawSocket(path: daemon.socketPath)
+        whole.send(Self.blobPatch(sha256, length: bytes.count))
+        whole.send(bytes)
+        #expect(await whole.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 204"))
+
+        let early = try RawSocket(path: daemon.socketPath)
+        early.send(Self.blobPatch(sha256, length: 10_000_000))
+        #expect(await early.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 204"), "answered before the body is read")
+        early.send(Data(repeating: 0x78, count: 1_000_000))
+        early.shutdownSending()
+        var received = await early.receive()
+        while case .data = received { received = await early.receive() }
+        #expect(received == .closed, "the daemon closes its side once the client has stopped sending")
+        await daemon.expectCleanStop()
+    }
+
+    /// The head of a `PATCH` sending the blob `sha256` whole: `length` bytes from offset 0.
+    private static func blobPatch(_ sha256: String, length: Int) -> String {
+        "PATCH /v1/blobs/\(sha256) HTTP/1.1\r\nHost: prefsd\r\nUpload-Offset: 0\r\nUpload-Length: \(length)\r\n"
+            + "Content-Length: \(length)\r\n\r\n"
     }
 }
