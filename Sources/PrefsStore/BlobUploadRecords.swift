@@ -5,8 +5,16 @@ import PrefsEngine
 /// The SQL for blobs sent by their hash (`PATCH /v1/blobs/{sha256}`): the uploads under way with
 /// their chunks, and who uploaded each stored blob. Called inside the writer's transaction for
 /// changes, and from read connections for queries.
+///
+/// A whole upload whose bytes hash to its name becomes the blob's bytes where they are: the blob
+/// names it (`blob.uploader`), and it stays, whole, until the blob goes (a trigger deletes it
+/// then). Deleting or pruning uploads never touches one that holds a blob's bytes.
 enum BlobUploadRecords {
     private static let uploadColumns = "sha256, uploader, byte_size, received, chunk_count, updated_at"
+
+    /// `blob_upload`'s rows that hold no blob's bytes: uploads under way, or not stored.
+    private static let holdsNoBlob =
+        "NOT EXISTS (SELECT 1 FROM blob WHERE blob.sha256 = blob_upload.sha256 AND blob.uploader = blob_upload.uploader)"
 
     /// The upload of `sha256` by `uploader` under way.
     static func fetch(_ db: Database, sha256: String, uploader: String) throws -> BlobUpload? {
@@ -51,28 +59,23 @@ enum BlobUploadRecords {
             arguments: [sha256, uploader, number])
     }
 
-    /// Makes an upload's chunks the blob's, in order — a blob known and not held becomes held —
-    /// and removes the upload.
+    /// Makes an upload's chunks the blob's bytes where they are, without copying them — a blob
+    /// known and not held becomes held. The upload stays, whole, as long as the blob.
     static func store(_ db: Database, sha256: String, uploader: String) throws {
         try db.execute(
             sql: """
-                INSERT INTO blob (sha256, byte_size, chunk_count, held)
-                SELECT sha256, byte_size, chunk_count, 1 FROM blob_upload WHERE sha256 = ? AND uploader = ?
-                ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = 1
+                INSERT INTO blob (sha256, byte_size, chunk_count, held, uploader)
+                SELECT sha256, byte_size, chunk_count, 1, uploader FROM blob_upload WHERE sha256 = ? AND uploader = ?
+                ON CONFLICT (sha256) DO UPDATE
+                SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = 1, uploader = excluded.uploader
                 """,
             arguments: [sha256, uploader])
-        try db.execute(
-            sql: """
-                INSERT INTO blob_chunk (sha256, number, data)
-                SELECT sha256, number, data FROM blob_upload_chunk WHERE sha256 = ? AND uploader = ? ORDER BY number
-                """,
-            arguments: [sha256, uploader])
-        try delete(db, sha256: sha256, uploader: uploader)
     }
 
-    /// Removes an upload (its chunks go with it).
+    /// Removes an upload (its chunks go with it), unless it holds a blob's bytes.
     static func delete(_ db: Database, sha256: String, uploader: String) throws {
-        try db.execute(sql: "DELETE FROM blob_upload WHERE sha256 = ? AND uploader = ?", arguments: [sha256, uploader])
+        try db.execute(
+            sql: "DELETE FROM blob_upload WHERE sha256 = ? AND uploader = ? AND \(holdsNoBlob)", arguments: [sha256, uploader])
     }
 
     /// Records (or brings up to date) who uploaded a stored blob, and when.
@@ -85,10 +88,10 @@ enum BlobUploadRecords {
             arguments: [sha256, uploader, time])
     }
 
-    /// Drops the uploads that last received bytes before `time`, and the uploaders recorded
+    /// Drops the uploads under way that last received bytes before `time`, and the uploaders recorded
     /// before it of blobs no attachment uses; returns those blobs, which may now be unused.
     static func prune(_ db: Database, before time: Double) throws -> [String] {
-        try db.execute(sql: "DELETE FROM blob_upload WHERE updated_at < ?", arguments: [time])
+        try db.execute(sql: "DELETE FROM blob_upload WHERE updated_at < ? AND \(holdsNoBlob)", arguments: [time])
         let unused = "uploaded_at < ? AND NOT EXISTS (SELECT 1 FROM attachment WHERE attachment.sha256 = blob_uploader.sha256)"
         let blobs = try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM blob_uploader WHERE \(unused)", arguments: [time])
         try db.execute(sql: "DELETE FROM blob_uploader WHERE \(unused)", arguments: [time])

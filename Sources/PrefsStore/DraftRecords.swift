@@ -138,14 +138,23 @@ enum DraftRecords {
         try Int.fetchOne(db, sql: "SELECT chunk_count FROM blob WHERE sha256 = ? AND held = 1", arguments: [sha256])
     }
 
-    /// One chunk of a blob.
+    /// One chunk of a blob: from `blob_chunk`, or from the upload its bytes came by
+    /// (``BlobUploadRecords/store(_:sha256:uploader:)``).
     static func chunk(_ db: Database, sha256: String, number: Int) throws -> Data? {
         try Data.fetchOne(
-            db, sql: "SELECT data FROM blob_chunk WHERE sha256 = ? AND number = ?", arguments: [sha256, number])
+            db,
+            sql: """
+                SELECT data FROM blob_chunk WHERE sha256 = ?1 AND number = ?2
+                UNION ALL
+                SELECT blob_upload_chunk.data FROM blob JOIN blob_upload_chunk USING (sha256, uploader)
+                WHERE blob.sha256 = ?1 AND blob_upload_chunk.number = ?2
+                """,
+            arguments: [sha256, number])
     }
 
-    /// Deletes a blob (its chunks and uploaders go with it) if no attachment uses it and no
-    /// uploader keeps it (``BlobUploadRecords/prune(_:before:)`` drops those in time).
+    /// Deletes a blob (its chunks, its uploaders and the upload holding its bytes go with it) if
+    /// no attachment uses it and no uploader keeps it (``BlobUploadRecords/prune(_:before:)``
+    /// drops those in time).
     static func freeBlobIfUnused(_ db: Database, sha256: String) throws {
         try db.execute(
             sql: """

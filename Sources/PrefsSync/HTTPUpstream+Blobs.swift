@@ -51,24 +51,34 @@ extension HTTPUpstream: BlobTransport {
         }
     }
 
-    package func download(sha256: String, to file: URL) async throws -> Int64 {
+    package func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error> {
         let response = try await send(blobRequest(sha256, method: .GET), timeout: Self.blobRequestTime)
         guard response.status == .ok else { throw answered(response.status, try await collect(response)) }
-        guard FileManager.default.createFile(atPath: file.path, contents: nil), let handle = try? FileHandle(forWritingTo: file) else {
-            throw PrefsError(.invalidRequest, "Cannot write \(file.path).")
+        let reader = BodyReader(response.body, failure: { [self] in mapped($0) })
+        return AsyncThrowingStream { try await reader.next() }
+    }
+
+    /// Pulls an answer's body one buffer at a time, as its reader asks: what the connection has
+    /// not delivered waits in the socket, not in memory.
+    private actor BodyReader {
+        private var buffers: HTTPClientResponse.Body.AsyncIterator
+        private let failure: @Sendable (any Error) -> any Error
+
+        init(_ body: HTTPClientResponse.Body, failure: @escaping @Sendable (any Error) -> any Error) {
+            buffers = body.makeAsyncIterator()
+            self.failure = failure
         }
-        defer { try? handle.close() }
-        var size: Int64 = 0
-        do {
-            for try await buffer in response.body {
-                try handle.write(contentsOf: buffer.readableBytesView)
-                size += Int64(buffer.readableBytes)
+
+        func next() async throws -> Data? {
+            // An actor's stored iterator cannot be advanced in place across a suspension.
+            var iterator = buffers
+            defer { buffers = iterator }
+            do {
+                return try await iterator.next(isolation: self).map { Data($0.readableBytesView) }
+            } catch {
+                throw failure(error)
             }
-        } catch {
-            try? FileManager.default.removeItem(at: file)
-            throw mapped(error)
         }
-        return size
     }
 
     /// A request of the blob `sha256` by `method`, as the device.

@@ -174,13 +174,15 @@ package protocol WriteConnection {
     func appendToBlobUpload(sha256: String, uploader: String, _ data: Data, time: Double) throws
     /// Chunk `number` of the upload of `sha256` by `uploader`; nil if it has none such.
     func blobUploadChunk(sha256: String, uploader: String, number: Int) throws -> Data?
-    /// Makes the bytes of the upload of `sha256` by `uploader` — all in, hashed — the blob's: its
-    /// chunks become the blob's, in order (a blob known and not held becomes held), and the upload
-    /// goes. The blob is not stored yet, or only known.
+    /// Makes the bytes of the upload of `sha256` by `uploader` — all in, hashed — the blob's
+    /// where they are, without copying them (a blob known and not held becomes held): the upload
+    /// stays, whole, until the blob goes, and its bytes go with it. The blob is not stored yet,
+    /// or only known.
     func storeBlobUpload(sha256: String, uploader: String) throws
-    /// Removes the upload of `sha256` by `uploader` and its bytes.
+    /// Removes the upload of `sha256` by `uploader` and its bytes, unless they are a blob's.
     func deleteBlobUpload(sha256: String, uploader: String) throws
-    /// Drops the uploads under way that last received bytes before `time` (seconds since 1970),
+    /// Drops the uploads under way (none that holds a blob's bytes) that last received bytes
+    /// before `time` (seconds since 1970),
     /// and the uploaders recorded before it of blobs no attachment uses — freeing those blobs
     /// once nothing keeps them (an attachment, another uploader, a download reading them).
     func pruneBlobUploads(before time: Double) throws

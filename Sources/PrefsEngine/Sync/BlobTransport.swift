@@ -22,10 +22,11 @@ package protocol BlobTransport: Sendable {
     ///   further; any other error the upstream answered.
     func upload(sha256: String, file: URL) async throws -> Int64
 
-    /// Reads the blob `sha256` from the upstream into the file `file`, as it comes.
+    /// The bytes of the blob `sha256` from the upstream, as they come, read as the caller asks
+    /// for them (none held beyond the next).
     ///
-    /// - Returns: Its size in bytes.
-    /// - Throws: ``PrefsError`` — `not_found` if the upstream holds no such blob for the device,
-    ///   `unreachable` if the connection is lost midway (the file is removed).
-    func download(sha256: String, to file: URL) async throws -> Int64
+    /// - Throws: ``PrefsError`` `not_found` if the upstream holds no such blob for the device,
+    ///   `unreachable` if it cannot be reached; the bytes throw `unreachable` if the connection
+    ///   is lost midway.
+    func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error>
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PrefsKit
 import Synchronization
@@ -30,13 +29,16 @@ extension PrefsEngine {
 
     /// Fetches the bytes of `attachment` — one another device attached, whose bytes this replica
     /// knows of but does not hold — from the upstream, stores them, and opens them: the first
-    /// read of such an attachment on this device. Nil when this store holds no such bytes and is
-    /// no replica.
+    /// read of such an attachment on this device. The bytes are stored as they come, hashed on
+    /// the way, as an upload's (``uploadBlob(_:offset:length:grant:bytes:)``); reads of the same
+    /// bytes at once wait for the one fetch. Nil when this store holds no such bytes and is no
+    /// replica.
     ///
     /// - Throws: ``PrefsError`` — `unavailable` when this replica is not syncing (its upstream
-    ///   not given yet); `unreachable` when the upstream cannot be reached; `not_found` if the
-    ///   upstream no longer holds the bytes for this device; `digest_mismatch` if what came does
-    ///   not hash to the attachment's SHA-256 (nothing is kept).
+    ///   not given yet); `unreachable` when the upstream cannot be reached, or the bytes stop
+    ///   coming; `not_found` if the upstream no longer holds the bytes for this device;
+    ///   `digest_mismatch` if what came does not hash to the attachment's SHA-256 (nothing is
+    ///   kept).
     func fetchBlob(of attachment: Attachment) async throws -> (any BlobReading)? {
         guard let replica else { return nil }
         guard let blobs = replica.transport.withLock({ $0 }) as? any BlobTransport else {
@@ -44,29 +46,39 @@ extension PrefsEngine {
                 .unavailable,
                 "The bytes of attachment \(attachment.id.uuidString) are on the upstream, and this store is not syncing with it: start sync, then read it again.")
         }
-        let file = try stagingFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        let byteSize = try await blobs.download(sha256: attachment.sha256, to: file)
-        let digest = try Self.sha256(of: file)
-        guard digest == attachment.sha256 else {
-            throw PrefsError(
-                .digestMismatch,
-                "The upstream sent \(byteSize) bytes for attachment \(attachment.id.uuidString) that hash to \(digest), not \(attachment.sha256); none of them was kept.")
+        let sha256 = attachment.sha256
+        let fetch = replica.fetches.withLock { fetches in
+            if let running = fetches[sha256] { return running }
+            let fetch = Task {
+                defer { _ = replica.fetches.withLock { $0.removeValue(forKey: sha256) } }
+                try await download(attachment, from: blobs)
+            }
+            fetches[sha256] = fetch
+            return fetch
         }
-        try await write(WriteContext()) { batch in
-            guard !(try batch.connection.blobExists(sha256: attachment.sha256)) else { return }
-            try batch.connection.insertBlob(sha256: attachment.sha256, byteSize: byteSize, from: file)
-        }
-        return try await storage.openBlob(attachment.sha256)
+        try await fetch.value
+        return try await storage.openBlob(sha256)
     }
 
-    /// The SHA-256 of the file `file`, as lowercase hex, read a chunk at a time.
-    private static func sha256(of file: URL) throws -> String {
-        let handle = try FileHandle(forReadingFrom: file)
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
+    /// Downloads the bytes of `attachment` from `blobs` and stores them, as the socket's owner
+    /// uploading them.
+    private func download(_ attachment: Attachment, from blobs: any BlobTransport) async throws {
+        let (sha256, grant, length) = (attachment.sha256, AccessGrant.everything, attachment.byteSize)
+        // What a fetch cut short kept is dropped: the upstream sends a blob whole.
+        try await write(WriteContext()) { batch in try batch.connection.deleteBlobUpload(sha256: sha256, uploader: grant.uploader) }
+        let held: Int64
+        do {
+            held = try await uploadBlob(sha256, offset: 0, length: length, grant: grant, bytes: try await blobs.download(sha256: sha256))
+        } catch let error as PrefsError where error.code == .digestMismatch || error.code == .invalidRequest {
+            throw PrefsError(
+                .digestMismatch,
+                "The upstream sent bytes for attachment \(attachment.id.uuidString) that are not its \(length) bytes of SHA-256 \(sha256); none of them was kept.")
+        }
+        guard held == length else {
+            throw PrefsError(
+                .unreachable,
+                "The upstream sent \(held) of the \(length) bytes of attachment \(attachment.id.uuidString), then no more: read it again.")
+        }
     }
 
     /// The stored blob `sha256` written to a file beside the database; nil if it is not stored.

@@ -32,6 +32,9 @@ final class SyncReplica: Sendable {
     /// How the replica reaches its upstream, once it syncs (the loops', else the one it last
     /// exchanged through): attachments' bytes are fetched through it when read.
     let transport = Mutex<(any SyncTransport)?>(nil)
+    /// The downloads of blobs under way, by SHA-256: a read of bytes being fetched waits for
+    /// their fetch (``PrefsEngine/fetchBlob(of:)``).
+    let fetches = Mutex<[String: Task<Void, any Error>]>([:])
 
     /// What the replica remembers of its exchanges since it started.
     private struct ExchangeLog {

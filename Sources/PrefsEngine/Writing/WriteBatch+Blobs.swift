@@ -21,20 +21,23 @@ extension WriteBatch {
 
     /// Whether an upload at `offset` of a blob `length` bytes long starts anew, given the
     /// uploader's `upload` under way: it does at offset 0 when none of that length is under way;
-    /// otherwise it goes on from where the upload stands.
+    /// otherwise it goes on from where the upload stands. A whole upload is never replaced: it
+    /// holds a blob's bytes (or is about to be hashed).
     ///
     /// - Throws: ``BlobOffsetConflict`` when `offset` is not where the upload stands.
     static func startsAnew(offset: Int64, length: Int64, upload: BlobUpload?) throws -> Bool {
         if let upload, upload.byteSize == length, upload.received == offset { return false }
-        guard offset == 0, upload?.byteSize != length || upload?.received == 0 else {
+        let replaceable = upload.map { $0.received < $0.byteSize && ($0.byteSize != length || $0.received == 0) } ?? true
+        guard offset == 0, replaceable else {
             throw BlobOffsetConflict(offset: offset, length: length, upload: upload)
         }
         return true
     }
 
-    /// Ends `uploader`'s upload of the blob `sha256`, whose bytes are all in: they become the blob
-    /// if they hash to `sha256` (unless it is stored already), recording `uploader` as one who
-    /// sent it. The upload goes either way.
+    /// Ends `uploader`'s upload of the blob `sha256`, whose bytes are all in: if they hash to
+    /// `sha256` they become the blob where they are (unless it is stored already), and `uploader`
+    /// is recorded as one who sent it. Otherwise the upload goes (unless it holds the blob's
+    /// bytes already: its uploader then proves it has them without sending them again).
     ///
     /// - Parameter hashed: The bytes' SHA-256 if they were hashed as they came; nil to read them
     ///   back and hash them here.

@@ -33,25 +33,25 @@ enum BlobUploadRows {
             chunkCount: try row["chunk_count"].decode(Int.self), updatedAt: try row["updated_at"].decode(Double.self))
     }
 
-    /// Makes an upload's counts the blob's (a blob known and not held becomes held).
+    /// Makes an upload's chunks the blob's bytes where they are, without copying them — a blob
+    /// known and not held becomes held. The upload stays, whole, as long as the blob (a trigger
+    /// deletes it with the blob).
     static func storeBlob(sha256: String, uploader: String) -> PostgresQuery {
         """
-        INSERT INTO blob (sha256, byte_size, chunk_count, held)
-        SELECT sha256, byte_size, chunk_count, TRUE FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader)
-        ON CONFLICT (sha256) DO UPDATE SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = TRUE
+        INSERT INTO blob (sha256, byte_size, chunk_count, held, uploader)
+        SELECT sha256, byte_size, chunk_count, TRUE, uploader FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader)
+        ON CONFLICT (sha256) DO UPDATE
+        SET byte_size = excluded.byte_size, chunk_count = excluded.chunk_count, held = TRUE, uploader = excluded.uploader
         """
     }
 
-    /// Copies an upload's chunks into the blob's, in order.
-    static func storeChunks(sha256: String, uploader: String) -> PostgresQuery {
-        """
-        INSERT INTO blob_chunk (sha256, number, data)
-        SELECT sha256, number, data FROM blob_upload_chunk WHERE sha256 = \(sha256) AND uploader = \(uploader) ORDER BY number
-        """
-    }
+    /// `blob_upload`'s rows that hold no blob's bytes: uploads under way, or not stored.
+    private static let holdsNoBlob =
+        "NOT EXISTS (SELECT 1 FROM blob b WHERE b.sha256 = blob_upload.sha256 AND b.uploader = blob_upload.uploader)"
 
+    /// Removes an upload (its chunks go with it), unless it holds a blob's bytes.
     static func delete(sha256: String, uploader: String) -> PostgresQuery {
-        "DELETE FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader)"
+        "DELETE FROM blob_upload WHERE sha256 = \(sha256) AND uploader = \(uploader) AND \(unescaped: holdsNoBlob)"
     }
 
     static func insert(_ upload: BlobUpload) -> PostgresQuery {
@@ -85,9 +85,9 @@ enum BlobUploadRows {
         """
     }
 
-    /// Drops the uploads that last received bytes before `time`.
+    /// Drops the uploads under way that last received bytes before `time`.
     static func pruneUploads(before time: Double) -> PostgresQuery {
-        "DELETE FROM blob_upload WHERE updated_at < \(time)"
+        "DELETE FROM blob_upload WHERE updated_at < \(time) AND \(unescaped: holdsNoBlob)"
     }
 
     /// Drops the uploaders recorded before `time` of blobs no attachment uses; its rows name

@@ -52,8 +52,14 @@ actor PostgresBlobReader: BlobReading {
         guard number < chunkCount else { return nil }
         let (connection, sha256, chunkNumber, logger) = (connection, sha256, number, logger)
         let chunk = try await ClosedConnectionWatch.run(on: connection) {
+            // From blob_chunk, or from the upload the blob's bytes came by.
             let rows = try await connection.query(
-                "SELECT data FROM blob_chunk WHERE sha256 = \(sha256) AND number = \(chunkNumber)", logger: logger)
+                """
+                SELECT data FROM blob_chunk WHERE sha256 = \(sha256) AND number = \(chunkNumber)
+                UNION ALL
+                SELECT c.data FROM blob b JOIN blob_upload_chunk c USING (sha256, uploader)
+                WHERE b.sha256 = \(sha256) AND c.number = \(chunkNumber)
+                """, logger: logger)
             var chunk: Data?
             for try await data in rows.decode(ByteBuffer.self) { chunk = Data(data.readableBytesView) }
             return chunk

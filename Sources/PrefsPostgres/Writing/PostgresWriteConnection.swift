@@ -534,8 +534,6 @@ final class PostgresWriteConnection: WriteConnection, SharedTransactions {
 
     func storeBlobUpload(sha256: String, uploader: String) throws {
         try write(BlobUploadRows.storeBlob(sha256: sha256, uploader: uploader))
-        try write(BlobUploadRows.storeChunks(sha256: sha256, uploader: uploader))
-        try write(BlobUploadRows.delete(sha256: sha256, uploader: uploader))
     }
 
     func deleteBlobUpload(sha256: String, uploader: String) throws {

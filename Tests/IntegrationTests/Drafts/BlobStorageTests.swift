@@ -166,6 +166,39 @@ import Testing
         }
     }
 
+    @Test("A blob keeps the bytes of the upload it came by, which its uploader cannot replace", arguments: backends)
+    func aBlobKeepsTheBytesOfItsUpload(backend: Backend) async throws {
+        var configuration = StoreConfiguration()
+        configuration.blobUploadRetention = .seconds(3600)
+        let now = Mutex(1_800_000_000.0)
+        try await Self.withEngine(backend, configuration: configuration, wallClock: WallClock { now.withLock { $0 } }) { engine in
+            let blob = Self.bytes(600_000, seed: 7)
+            let (sha256, length) = (try await Self.sha256(blob), Int64(blob.count))
+            #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.phone, bytes: Self.body(blob)) == length)
+            // The laptop sends the same bytes later; past the phone's retention, only the laptop keeps the blob.
+            now.withLock { $0 += 1800 }
+            #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.laptop, bytes: Self.body(blob)) == length)
+            now.withLock { $0 += 1801 }
+            _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
+            #expect(try await Self.read(engine, sha256, grant: Self.laptop) == blob, "the phone's upload still holds the bytes")
+            await #expect(throws: PrefsError.self, "no longer the phone's to read") { _ = try await engine.blobData(sha256, grant: Self.phone) }
+
+            // The phone's upload is whole: it cannot start over, and ends with no more bytes.
+            #expect(try await engine.blobState(sha256, grant: Self.phone) == .uploading(received: length))
+            await #expect(throws: BlobOffsetConflict.self) {
+                try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.phone, bytes: Self.body(blob))
+            }
+            #expect(try await engine.uploadBlob(sha256, offset: length, length: length, grant: Self.phone, bytes: Self.body(Data())) == length)
+            #expect(try await Self.read(engine, sha256, grant: Self.phone) == blob)
+
+            // Past every uploader's retention, with no attachment, the blob goes, and its bytes with it.
+            now.withLock { $0 += 3601 }
+            _ = try await engine.set(try KeyName("a.b"), to: 2, scope: "/", ifRevision: nil, context: WriteContext())
+            #expect(try await engine.blobState(sha256, grant: .everything) == .uploading(received: 0))
+            #expect(try await engine.blobState(sha256, grant: Self.phone) == .uploading(received: 0), "its upload went with it")
+        }
+    }
+
     @Test("Uploads left alone, and blobs uploaded long ago that no attachment uses, are dropped", arguments: backends)
     func upkeepDropsWhatOutlivedItsRetention(backend: Backend) async throws {
         var configuration = StoreConfiguration()
@@ -186,6 +219,7 @@ import Testing
             _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.0, grant: .everything) == .uploading(received: 0), "no attachment uses it")
             #expect(try await engine.blobState(sums.1, grant: .everything) == .held(byteSize: 1000), "an attachment uses it")
+            #expect(try await Self.read(engine, sums.1, grant: .everything) == used, "the upload holding its bytes is no upload left alone")
             #expect(try await engine.blobState(sums.2, grant: Self.phone) == .uploading(received: 0), "left alone")
 
             // A blob uploaded again is kept a while longer, though its last attachment goes.

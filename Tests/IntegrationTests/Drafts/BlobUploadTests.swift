@@ -60,8 +60,10 @@ import Testing
         let copy = daemon.folder.appending(path: "copy.bin")
         #expect(try await client.downloadBlob(sha256: sha256, to: copy) == 3_000_000)
         #expect(try Data(contentsOf: copy) == Data(contentsOf: file), "the blob comes back as it went")
-        let uploads = try await CommandResult.runTool("/usr/bin/sqlite3", [daemon.databasePath, "SELECT count(*) FROM blob_upload"])
-        #expect(uploads.output == "0", "the finished upload is gone")
+        let rows = try await CommandResult.runTool(
+            "/usr/bin/sqlite3",
+            [daemon.databasePath, "SELECT (SELECT count(*) FROM blob_upload), (SELECT count(*) FROM blob_chunk), (SELECT count(*) FROM blob WHERE uploader IS NOT NULL)"])
+        #expect(rows.output == "1|0|1", "the finished upload's chunks are the blob's bytes, copied nowhere")
 
         // Sent again, it is answered at once.
         #expect(try await client.uploadBlob(sha256: sha256, file: file) == 3_000_000)
@@ -79,11 +81,11 @@ import Testing
             proxy.cutNextRequest(after: 700_000)
             #expect(try await upstream.upload(sha256: sha256, file: file) == 2_000_000)
             #expect(try await upstream.heldOffset(of: sha256) == .held(byteSize: 2_000_000))
-            let copy = daemon.folder.appending(path: "copy.bin")
-            #expect(try await upstream.download(sha256: sha256, to: copy) == 2_000_000)
-            #expect(try Data(contentsOf: copy) == Data(contentsOf: file))
+            var copy = Data()
+            for try await chunk in try await upstream.download(sha256: sha256) { copy.append(chunk) }
+            #expect(try copy == Data(contentsOf: file))
             let unknown = String(repeating: "0", count: 64)
-            await #expect(throws: PrefsError.self) { try await upstream.download(sha256: unknown, to: copy) }
+            await #expect(throws: PrefsError.self) { _ = try await upstream.download(sha256: unknown) }
         } cleanup: {
             await upstream.shutdown()
         }

@@ -42,13 +42,11 @@ final class DirectUpstream: SyncTransport, BlobTransport {
         return try await upstream.uploadBlob(sha256, offset: offset, length: Int64(data.count), grant: grant, bytes: bytes)
     }
 
-    func download(sha256: String, to file: URL) async throws -> Int64 {
+    func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error> {
         guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
-        var data = Data()
-        for try await chunk in try await upstream.blobData(sha256, grant: grant).bytes { data.append(chunk) }
-        try data.write(to: file)
-        blobBytes.withLock { $0.down += Int64(data.count) }
-        return Int64(data.count)
+        let blob = try await upstream.blobData(sha256, grant: grant)
+        blobBytes.withLock { $0.down += blob.byteSize }
+        return blob.bytes
     }
 }
 

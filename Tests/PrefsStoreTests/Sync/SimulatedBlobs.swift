@@ -56,12 +56,9 @@ final class SimulatedBlobs: SyncTransport, BlobTransport, @unchecked Sendable {
         return try await upstream.uploadBlob(sha256, offset: offset, length: length, grant: grant, bytes: bytes)
     }
 
-    func download(sha256: String, to file: URL) async throws -> Int64 {
+    func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error> {
         try reach()
         ledger.fetched["\(device.name) \(sha256)", default: 0] += 1
-        var data = Data()
-        for try await chunk in try await upstream.blobData(sha256, grant: grant).bytes { data.append(chunk) }
-        try data.write(to: file)
-        return Int64(data.count)
+        return try await upstream.blobData(sha256, grant: grant).bytes
     }
 }
