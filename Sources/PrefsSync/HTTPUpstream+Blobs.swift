@@ -34,20 +34,21 @@ extension HTTPUpstream: BlobTransport {
         }
     }
 
-    package func upload(sha256: String, file: URL) async throws -> Int64 {
+    package func upload(
+        sha256: String, byteSize: Int64, bytes: @escaping @Sendable (_ offset: Int64) async throws -> AsyncThrowingStream<Data, any Error>
+    ) async throws -> Int64 {
         try await ResumableUpload.run(patience: Self.blobUploadPatience, state: { try await heldOffset(of: sha256) }) { offset in
-            let source = try FileUpload(path: file.path, from: offset)
             var request = blobRequest(sha256, method: .PATCH)
             request.headers.add(name: "Content-Type", value: "application/offset+octet-stream")
             request.headers.add(name: "Upload-Offset", value: String(offset))
-            request.headers.add(name: "Upload-Length", value: String(source.size))
-            request.body = .stream(source.bytes().map { ByteBuffer(data: $0) }, length: .known(source.size - offset))
+            request.headers.add(name: "Upload-Length", value: String(byteSize))
+            request.body = .stream(try await bytes(offset).map { ByteBuffer(data: $0) }, length: .known(byteSize - offset))
             let response = try await send(request, timeout: Self.blobRequestTime)
             guard response.status == .noContent || response.status == .conflict else {
                 throw answered(response.status, try await collect(response))
             }
             let held = response.headers.first(name: "Upload-Offset").flatMap(Int64.init) ?? 0
-            return response.status == .noContent && held == source.size ? .held(byteSize: held) : .uploading(received: held)
+            return response.status == .noContent && held == byteSize ? .held(byteSize: held) : .uploading(received: held)
         }
     }
 

@@ -13,14 +13,17 @@ package protocol BlobTransport: Sendable {
     ///   answered.
     func heldOffset(of sha256: String) async throws -> BlobState
 
-    /// Sends the file `file` as the blob `sha256`, from the bytes the upstream holds of it (none
-    /// if it holds it whole), going on from there after a cut.
+    /// Sends the blob `sha256`, `byteSize` bytes long, from the bytes the upstream holds of it
+    /// (none if it holds it whole), going on from there after a cut: `bytes` gives the blob's
+    /// bytes from an offset on, read as they are sent.
     ///
     /// - Returns: The blob's size, once the upstream holds it.
-    /// - Throws: ``PrefsError`` — `digest_mismatch` if the file does not hash to `sha256`,
+    /// - Throws: ``PrefsError`` — `digest_mismatch` if the bytes do not hash to `sha256`,
     ///   `too_large` over the upstream's attachment limit, `unreachable` once tries stop getting
-    ///   further; any other error the upstream answered.
-    func upload(sha256: String, file: URL) async throws -> Int64
+    ///   further; any other error the upstream answered, or `bytes` threw.
+    func upload(
+        sha256: String, byteSize: Int64, bytes: @escaping @Sendable (_ offset: Int64) async throws -> AsyncThrowingStream<Data, any Error>
+    ) async throws -> Int64
 
     /// The bytes of the blob `sha256` from the upstream, as they come, read as the caller asks
     /// for them (none held beyond the next).

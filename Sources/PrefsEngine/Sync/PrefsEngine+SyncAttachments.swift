@@ -20,9 +20,10 @@ extension PrefsEngine {
             for attachment in draft.attachments where !known.contains(attachment.sha256) && seen.insert(attachment.sha256).inserted {
                 if case .held = try await blobs.heldOffset(of: attachment.sha256) { continue }
                 // Bytes this replica does not hold: the upstream refuses the change, kept as a loser.
-                guard let file = try await stage(blob: attachment.sha256) else { continue }
-                defer { try? FileManager.default.removeItem(at: file) }
-                _ = try await blobs.upload(sha256: attachment.sha256, file: file)
+                guard let byteSize = try await storage.blobSize(sha256: attachment.sha256) else { continue }
+                _ = try await blobs.upload(sha256: attachment.sha256, byteSize: byteSize) { offset in
+                    try await self.storedBytes(of: attachment.sha256, from: offset)
+                }
             }
         }
     }
@@ -81,30 +82,25 @@ extension PrefsEngine {
         }
     }
 
-    /// The stored blob `sha256` written to a file beside the database; nil if it is not stored.
-    private func stage(blob sha256: String) async throws -> URL? {
-        guard let reader = try await storage.openBlob(sha256) else { return nil }
+    /// The stored blob `sha256`'s bytes from `offset` on, read a chunk at a time as they are
+    /// asked for.
+    ///
+    /// - Throws: ``PrefsError`` `not_found` if the bytes are no longer stored here.
+    private func storedBytes(of sha256: String, from offset: Int64) async throws -> AsyncThrowingStream<Data, any Error> {
+        guard let reader = try await storage.openBlob(sha256) else {
+            throw PrefsError(.notFound, "The bytes of blob \(sha256) are no longer stored here.")
+        }
         let download = BlobDownload(reader)
-        let file = try stagingFile()
-        do {
-            let handle = try FileHandle(forWritingTo: file)
-            defer { try? handle.close() }
-            while let chunk = try await download.next() { try handle.write(contentsOf: chunk) }
-            return file
-        } catch {
-            try? FileManager.default.removeItem(at: file)
-            throw error
+        // The chunks before `offset` are read past; the one it falls in is cut there.
+        var (skipped, first): (Int64, Data?) = (0, nil)
+        while skipped < offset, let chunk = try await download.next() {
+            if skipped + Int64(chunk.count) > offset { first = Data(chunk.dropFirst(Int(offset - skipped))) }
+            skipped += Int64(chunk.count)
         }
-    }
-
-    /// A new empty file in the storage's staging folder.
-    private func stagingFile() throws -> URL {
-        let folder = storage.stagingFolder
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = folder.appending(path: UUID().uuidString)
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-            throw PrefsError(.storageFull, "Cannot create a file in \(folder.path).")
+        let head = Mutex(first)
+        return AsyncThrowingStream {
+            if let first = head.withLock({ $0.take() }) { return first }
+            return try await download.next()
         }
-        return file
     }
 }

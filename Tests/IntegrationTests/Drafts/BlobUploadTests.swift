@@ -79,7 +79,10 @@ import Testing
         try await withCleanup { () async throws -> Void in
             #expect(try await upstream.heldOffset(of: sha256) == .uploading(received: 0))
             proxy.cutNextRequest(after: 700_000)
-            #expect(try await upstream.upload(sha256: sha256, file: file) == 2_000_000)
+            let bytes: @Sendable (Int64) async throws -> AsyncThrowingStream<Data, any Error> = { offset in
+                try FileUpload(path: file.path, from: offset).bytes()
+            }
+            #expect(try await upstream.upload(sha256: sha256, byteSize: 2_000_000, bytes: bytes) == 2_000_000)
             #expect(try await upstream.heldOffset(of: sha256) == .held(byteSize: 2_000_000))
             var copy = Data()
             for try await chunk in try await upstream.download(sha256: sha256) { copy.append(chunk) }

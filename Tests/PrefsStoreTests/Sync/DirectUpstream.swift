@@ -30,16 +30,12 @@ final class DirectUpstream: SyncTransport, BlobTransport {
         return try await upstream.blobState(sha256, grant: grant)
     }
 
-    func upload(sha256: String, file: URL) async throws -> Int64 {
+    func upload(
+        sha256: String, byteSize: Int64, bytes: @escaping @Sendable (_ offset: Int64) async throws -> AsyncThrowingStream<Data, any Error>
+    ) async throws -> Int64 {
         let offset: Int64 = if case .uploading(let received) = try await heldOffset(of: sha256) { received } else { 0 }
-        let data = try Data(contentsOf: file)
-        let rest = data.dropFirst(Int(offset))
-        blobBytes.withLock { $0.up += Int64(rest.count) }
-        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
-            continuation.yield(Data(rest))
-            continuation.finish()
-        }
-        return try await upstream.uploadBlob(sha256, offset: offset, length: Int64(data.count), grant: grant, bytes: bytes)
+        blobBytes.withLock { $0.up += byteSize - offset }
+        return try await upstream.uploadBlob(sha256, offset: offset, length: byteSize, grant: grant, bytes: try await bytes(offset))
     }
 
     func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error> {

@@ -44,16 +44,12 @@ final class SimulatedBlobs: SyncTransport, BlobTransport, @unchecked Sendable {
         return try await upstream.blobState(sha256, grant: grant)
     }
 
-    func upload(sha256: String, file: URL) async throws -> Int64 {
+    func upload(
+        sha256: String, byteSize: Int64, bytes: @escaping @Sendable (_ offset: Int64) async throws -> AsyncThrowingStream<Data, any Error>
+    ) async throws -> Int64 {
         let offset: Int64 = if case .uploading(let received) = try await heldOffset(of: sha256) { received } else { 0 }
-        let rest = try Data(contentsOf: file).dropFirst(Int(offset))
-        ledger.sent["\(device.name) \(sha256)", default: 0] += Int64(rest.count)
-        let length = offset + Int64(rest.count)
-        let bytes = AsyncThrowingStream<Data, any Error> { continuation in
-            continuation.yield(Data(rest))
-            continuation.finish()
-        }
-        return try await upstream.uploadBlob(sha256, offset: offset, length: length, grant: grant, bytes: bytes)
+        ledger.sent["\(device.name) \(sha256)", default: 0] += byteSize - offset
+        return try await upstream.uploadBlob(sha256, offset: offset, length: byteSize, grant: grant, bytes: try await bytes(offset))
     }
 
     func download(sha256: String) async throws -> AsyncThrowingStream<Data, any Error> {
