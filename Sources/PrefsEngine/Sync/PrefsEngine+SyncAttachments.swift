@@ -31,9 +31,10 @@ extension PrefsEngine {
     /// Fetches the bytes of `attachment` — one another device attached, whose bytes this replica
     /// knows of but does not hold — from the upstream, stores them, and opens them: the first
     /// read of such an attachment on this device. The bytes are stored as they come, hashed on
-    /// the way, as an upload's (``uploadBlob(_:offset:length:grant:bytes:)``); reads of the same
-    /// bytes at once wait for the one fetch. Nil when this store holds no such bytes and is no
-    /// replica.
+    /// the way, as an upload's (``uploadBlob(_:offset:length:grant:bytes:)``), and the read that
+    /// starts the fetch gets them as they come too (``FetchedBytes``); other reads of the same
+    /// bytes meanwhile wait for the fetch, then read what it stored. Nil when this store holds no
+    /// such bytes and is no replica.
     ///
     /// - Throws: ``PrefsError`` — `unavailable` when this replica is not syncing (its upstream
     ///   not given yet); `unreachable` when the upstream cannot be reached, or the bytes stop
@@ -48,28 +49,40 @@ extension PrefsEngine {
                 "The bytes of attachment \(attachment.id.uuidString) are on the upstream, and this store is not syncing with it: start sync, then read it again.")
         }
         let sha256 = attachment.sha256
-        let fetch = replica.fetches.withLock { fetches in
-            if let running = fetches[sha256] { return running }
+        let (fetch, relayed) = replica.fetches.withLock { fetches -> (Task<Void, any Error>, FetchedBytes?) in
+            if let running = fetches[sha256] { return (running, nil) }
+            let relayed = FetchedBytes()
             let fetch = Task {
                 defer { _ = replica.fetches.withLock { $0.removeValue(forKey: sha256) } }
-                try await download(attachment, from: blobs)
+                do {
+                    try await download(attachment, from: blobs, relayingTo: relayed)
+                    await relayed.finish(.success(()))
+                } catch {
+                    await relayed.finish(.failure(error))
+                    throw error
+                }
             }
             fetches[sha256] = fetch
-            return fetch
+            return (fetch, relayed)
+        }
+        if let relayed {
+            try await relayed.started()
+            return relayed
         }
         try await fetch.value
         return try await storage.openBlob(sha256)
     }
 
     /// Downloads the bytes of `attachment` from `blobs` and stores them, as the socket's owner
-    /// uploading them.
-    private func download(_ attachment: Attachment, from blobs: any BlobTransport) async throws {
+    /// uploading them, passing each piece on to `relayed` as it comes.
+    private func download(_ attachment: Attachment, from blobs: any BlobTransport, relayingTo relayed: FetchedBytes) async throws {
         let (sha256, grant, length) = (attachment.sha256, AccessGrant.everything, attachment.byteSize)
         // What a fetch cut short kept is dropped: the upstream sends a blob whole.
         try await write(WriteContext()) { batch in try batch.connection.deleteBlobUpload(sha256: sha256, uploader: grant.uploader) }
         let held: Int64
         do {
-            held = try await uploadBlob(sha256, offset: 0, length: length, grant: grant, bytes: try await blobs.download(sha256: sha256))
+            let bytes = await relayed.relaying(try await blobs.download(sha256: sha256))
+            held = try await uploadBlob(sha256, offset: 0, length: length, grant: grant, bytes: bytes)
         } catch let error as PrefsError where error.code == .digestMismatch || error.code == .invalidRequest {
             throw PrefsError(
                 .digestMismatch,

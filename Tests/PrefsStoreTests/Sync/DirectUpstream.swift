@@ -6,12 +6,13 @@ import Synchronization
 
 /// A transport that hands a replica's requests — its exchanges and its attachments' bytes —
 /// straight to an upstream engine in the same process, as a device whose token is `grant`;
-/// `online` false makes every exchange fail as if the network were down. It counts the bytes
-/// each way.
+/// `online` false makes every exchange fail as if the network were down; `tampers` true turns
+/// the last byte of every download. It counts the bytes each way.
 final class DirectUpstream: SyncTransport, BlobTransport {
     let upstream: EmbeddedStore
     let grant: AccessGrant
     let online = Mutex(true)
+    let tampers = Mutex(false)
     /// The attachments' bytes sent up and fetched down so far.
     let blobBytes = Mutex((up: Int64(0), down: Int64(0)))
 
@@ -42,7 +43,15 @@ final class DirectUpstream: SyncTransport, BlobTransport {
         guard online.withLock({ $0 }) else { throw PrefsError(.unreachable, "The upstream cannot be reached (offline).") }
         let blob = try await upstream.blobData(sha256, grant: grant)
         blobBytes.withLock { $0.down += blob.byteSize }
-        return blob.bytes
+        guard tampers.withLock({ $0 }) else { return blob.bytes }
+        var whole = Data()
+        for try await chunk in blob.bytes { whole.append(chunk) }
+        if let last = whole.indices.last { whole[last] ^= 0xFF }
+        let (bytes, pieces) = AsyncThrowingStream<Data, any Error>.makeStream()
+        pieces.yield(whole.prefix(whole.count / 2))
+        pieces.yield(whole.dropFirst(whole.count / 2))
+        pieces.finish()
+        return bytes
     }
 }
 

@@ -215,11 +215,17 @@ struct DraftSyncTests {
         bench.replicas["desktop"]!.transport.online.withLock { $0 = false }
         await #expect { try await desktop.attachmentData(there.id, of: draft.id) } throws: { ($0 as? PrefsError)?.code == .unreachable }
         bench.replicas["desktop"]!.transport.online.withLock { $0 = true }
-        for _ in 0..<2 {
-            var read = Data()
-            for try await chunk in try await desktop.attachmentData(there.id, of: draft.id).bytes { read.append(chunk) }
-            #expect(read == bytes)
-        }
+        // Bytes that come down wrong end the read that fetched them with an error, whole as
+        // they seem, and are not kept.
+        bench.replicas["desktop"]!.transport.tampers.withLock { $0 = true }
+        await #expect { try await Self.read(there.id, of: draft.id, on: desktop) } throws: { ($0 as? PrefsError)?.code == .digestMismatch }
+        bench.replicas["desktop"]!.transport.tampers.withLock { $0 = false }
+        bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down = 0 }
+        // Two reads at once fetch once; a third reads what was stored.
+        async let oneRead = Self.read(there.id, of: draft.id, on: desktop)
+        async let anotherRead = Self.read(there.id, of: draft.id, on: desktop)
+        #expect(try await [oneRead, anotherRead] == [bytes, bytes])
+        #expect(try await Self.read(there.id, of: draft.id, on: desktop) == bytes)
         #expect(bench.replicas["laptop"]!.transport.blobBytes.withLock { $0.up } == Int64(bytes.count))
         #expect(bench.replicas["desktop"]!.transport.blobBytes.withLock { $0.down } == Int64(bytes.count))
         // The same bytes in a second draft, and attached again: they do not cross the wire again.
@@ -237,6 +243,13 @@ struct DraftSyncTests {
         #expect(try await laptop.draft(draft.id).attachments.map(\.id) == (try await bench.upstream.draft(draft.id).attachments.map(\.id)))
         #expect(try await laptop.draft(draft.id).attachments.count == 1)
         await bench.close()
+    }
+
+    /// The whole of an attachment's bytes as `store` reads them.
+    static func read(_ attachment: UUID, of draft: UUID, on store: EmbeddedStore) async throws -> Data {
+        var read = Data()
+        for try await chunk in try await store.attachmentData(attachment, of: draft).bytes { read.append(chunk) }
+        return read
     }
 
     @Test("a device that never read an attachment edits its draft and keeps it, and detaches it without fetching it")

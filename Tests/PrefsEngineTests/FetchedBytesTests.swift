@@ -1,0 +1,87 @@
+import Foundation
+@testable import PrefsEngine
+import PrefsKit
+import Testing
+
+/// ``FetchedBytes``: a fetch's bytes relayed to the read that asked for them, the last piece held
+/// back until the fetch has stored them, the fetch held to a few unread pieces, and going on
+/// alone once the read closes.
+@Suite struct FetchedBytesTests {
+    /// A fetch's bytes, given piece by piece by the test.
+    static func source() -> (bytes: AsyncThrowingStream<Data, any Error>, pieces: AsyncThrowingStream<Data, any Error>.Continuation) {
+        let (bytes, pieces) = AsyncThrowingStream<Data, any Error>.makeStream()
+        return (bytes, pieces)
+    }
+
+    static func piece(_ byte: UInt8) -> Data { Data(repeating: byte, count: 3) }
+
+    @Test func theLastPieceWaitsForTheFetchToStoreTheBytes() async throws {
+        let relayed = FetchedBytes()
+        let (bytes, pieces) = Self.source()
+        let fetch = Task {
+            var taken: [Data] = []
+            for try await piece in await relayed.relaying(bytes) { taken.append(piece) }
+            return taken
+        }
+        for byte in UInt8(1)...3 { pieces.yield(Self.piece(byte)) }
+        pieces.finish()
+        try await relayed.started()
+        #expect(try await relayed.next() == Self.piece(1))
+        #expect(try await relayed.next() == Self.piece(2))
+        #expect(try await fetch.value.count == 3, "the fetch took every piece")
+        // The third is all the read has left, and stays until the fetch says the bytes are stored.
+        let last = Task { try await relayed.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        await relayed.finish(.success(()))
+        #expect(try await last.value == Self.piece(3))
+        #expect(try await relayed.next() == nil)
+    }
+
+    @Test func aFetchThatFailsEndsTheReadWithItsErrorBeforeTheLastPiece() async throws {
+        let relayed = FetchedBytes()
+        let (bytes, pieces) = Self.source()
+        let fetch = Task { for try await _ in await relayed.relaying(bytes) {} }
+        pieces.yield(Self.piece(1))
+        pieces.yield(Self.piece(2))
+        pieces.finish()
+        try await fetch.value
+        #expect(try await relayed.next() == Self.piece(1))
+        await relayed.finish(.failure(PrefsError(.digestMismatch, "not its bytes")))
+        await #expect(throws: PrefsError.self) { try await relayed.next() }
+    }
+
+    @Test func aFetchThatFailsBeforeAnyPieceFailsItsStart() async throws {
+        let relayed = FetchedBytes()
+        await relayed.finish(.failure(PrefsError(.unreachable, "offline")))
+        do {
+            try await relayed.started()
+            Issue.record("a fetch that never began started")
+        } catch let error as PrefsError {
+            #expect(error.code == .unreachable)
+        }
+    }
+
+    @Test func theFetchWaitsForASlowReadAndGoesOnOnceItCloses() async throws {
+        let relayed = FetchedBytes()
+        let (bytes, pieces) = Self.source()
+        let count = 20
+        for byte in 0..<count { pieces.yield(Self.piece(UInt8(byte))) }
+        pieces.finish()
+        let taken = TakenCount()
+        let fetch = Task {
+            for try await _ in await relayed.relaying(bytes) { await taken.add() }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await taken.value < count, "the fetch waits while the read has pieces unread")
+        #expect(try await relayed.next() == Self.piece(0))
+        relayed.close()
+        try await fetch.value
+        #expect(await taken.value == count, "and goes on alone once the read has closed")
+    }
+
+    /// A count the fetch's task adds to.
+    actor TakenCount {
+        private(set) var value = 0
+        func add() { value += 1 }
+    }
+}
