@@ -114,12 +114,7 @@ extension PrefsEngine {
     private func stage(_ bytes: AsyncThrowingStream<Data, any Error>, of upload: AttachmentUpload) async throws
         -> (file: URL, sha256: String, byteSize: Int64, media: AttachmentMedia)
     {
-        let folder = storage.stagingFolder
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = folder.appending(path: UUID().uuidString)
-        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-            throw PrefsError(.storageFull, "Cannot create an upload file in \(folder.path).")
-        }
+        let file = try newStagingFile()
         do {
             let handle = try FileHandle(forWritingTo: file)
             defer { try? handle.close() }
@@ -149,5 +144,17 @@ extension PrefsEngine {
             try? FileManager.default.removeItem(at: file)
             throw StagingErrors.translate(error)
         }
+    }
+
+    /// A new empty file in the storage's staging folder, which bytes on their way in are written
+    /// to before they are stored; whoever makes it removes it.
+    func newStagingFile() throws -> URL {
+        let folder = storage.stagingFolder
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = folder.appending(path: UUID().uuidString)
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw PrefsError(.storageFull, "Cannot create a file in \(folder.path).")
+        }
+        return file
     }
 }

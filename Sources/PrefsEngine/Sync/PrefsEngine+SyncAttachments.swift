@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PrefsKit
 import Synchronization
@@ -30,10 +31,10 @@ extension PrefsEngine {
 
     /// Fetches the bytes of `attachment` — one another device attached, whose bytes this replica
     /// knows of but does not hold — from the upstream, stores them, and opens them: the first
-    /// read of such an attachment on this device. The bytes are stored as they come, hashed on
-    /// the way, as an upload's (``uploadBlob(_:offset:length:grant:bytes:)``), and the read that
-    /// starts the fetch gets them as they come too (``FetchedBytes``); other reads of the same
-    /// bytes meanwhile wait for the fetch, then read what it stored. Nil when this store holds no
+    /// read of such an attachment on this device. The bytes are hashed and staged as they come,
+    /// and stored at once when all are in; the read that starts the fetch gets them as they come
+    /// too (``FetchedBytes``); other reads of the same bytes meanwhile wait for the fetch, then
+    /// read what it stored. Nil when this store holds no
     /// such bytes and is no replica.
     ///
     /// - Throws: ``PrefsError`` — `unavailable` when this replica is not syncing (its upstream
@@ -73,25 +74,37 @@ extension PrefsEngine {
         return try await storage.openBlob(sha256)
     }
 
-    /// Downloads the bytes of `attachment` from `blobs` and stores them, as the socket's owner
-    /// uploading them, passing each piece on to `relayed` as it comes.
+    /// Downloads the bytes of `attachment` from `blobs`, passing each piece on to `relayed` as it
+    /// comes, hashed and written to a staging file on the way; once all are in and hash to the
+    /// attachment's SHA-256, stores them in one transaction.
     private func download(_ attachment: Attachment, from blobs: any BlobTransport, relayingTo relayed: FetchedBytes) async throws {
-        let (sha256, grant, length) = (attachment.sha256, AccessGrant.everything, attachment.byteSize)
-        // What a fetch cut short kept is dropped: the upstream sends a blob whole.
-        try await write(WriteContext()) { batch in try batch.connection.deleteBlobUpload(sha256: sha256, uploader: grant.uploader) }
-        let held: Int64
+        let (sha256, length, id) = (attachment.sha256, attachment.byteSize, attachment.id.uuidString)
+        let file = try newStagingFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        var hasher = SHA256()
+        var received: Int64 = 0
         do {
-            let bytes = await relayed.relaying(try await blobs.download(sha256: sha256))
-            held = try await uploadBlob(sha256, offset: 0, length: length, grant: grant, bytes: bytes)
-        } catch let error as PrefsError where error.code == .digestMismatch || error.code == .invalidRequest {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            for try await piece in await relayed.relaying(try await blobs.download(sha256: sha256)) {
+                received += Int64(piece.count)
+                guard received <= length else { break }
+                hasher.update(data: piece)
+                try handle.write(contentsOf: piece)
+            }
+        }
+        guard received >= length else {
+            throw PrefsError(.unreachable, "The upstream sent \(received) of the \(length) bytes of attachment \(id), then no more: read it again.")
+        }
+        let digest = hasher.finalize().withUnsafeBytes { $0.lowercaseHex }
+        guard received == length, digest == sha256 else {
             throw PrefsError(
                 .digestMismatch,
-                "The upstream sent bytes for attachment \(attachment.id.uuidString) that are not its \(length) bytes of SHA-256 \(sha256); none of them was kept.")
+                "The upstream sent bytes for attachment \(id) that are not its \(length) bytes of SHA-256 \(sha256); none of them was kept.")
         }
-        guard held == length else {
-            throw PrefsError(
-                .unreachable,
-                "The upstream sent \(held) of the \(length) bytes of attachment \(attachment.id.uuidString), then no more: read it again.")
+        try await write(WriteContext()) { batch in
+            guard !(try batch.connection.blobExists(sha256: sha256)) else { return }
+            try batch.connection.insertBlob(sha256: sha256, byteSize: length, from: file)
         }
     }
 

@@ -19,7 +19,7 @@ extension WriteBatch {
         defer { draftStamps = [:] }
         var mutation = mutation
         // The change as the device made it, its text whole: what the answer tells it apart from.
-        var sent = mutation
+        let sent: DraftMutation
         do {
             try mutation.restoreText(from: connection)
             sent = mutation

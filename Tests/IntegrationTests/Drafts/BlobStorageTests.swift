@@ -43,6 +43,20 @@ import Testing
         }
     }
 
+    /// Runs `body` with an engine on `backend` that keeps uploads and unused blobs an hour
+    /// (``StoreConfiguration/blobUploadRetention``), telling the time of day by a clock that
+    /// `body` moves on by hand (`pass(seconds)`), past the retention.
+    static func withEngineKeepingBlobsAnHour(
+        _ backend: Backend, _ body: (any EngineServing, _ pass: (Double) -> Void) async throws -> Void
+    ) async throws {
+        var configuration = StoreConfiguration()
+        configuration.blobUploadRetention = .seconds(3600)
+        let now = Mutex(1_800_000_000.0)
+        try await withEngine(backend, configuration: configuration, wallClock: WallClock { now.withLock { $0 } }) { engine in
+            try await body(engine) { seconds in now.withLock { $0 += seconds } }
+        }
+    }
+
     /// `count` bytes that repeat nowhere near a chunk's length.
     static func bytes(_ count: Int, seed: Int = 0) -> Data {
         Data((0..<count).map { UInt8(truncatingIfNeeded: ($0 &+ seed) &* 131 &+ $0 / 509) })
@@ -168,17 +182,14 @@ import Testing
 
     @Test("A blob keeps the bytes of the upload it came by, which its uploader cannot replace", arguments: backends)
     func aBlobKeepsTheBytesOfItsUpload(backend: Backend) async throws {
-        var configuration = StoreConfiguration()
-        configuration.blobUploadRetention = .seconds(3600)
-        let now = Mutex(1_800_000_000.0)
-        try await Self.withEngine(backend, configuration: configuration, wallClock: WallClock { now.withLock { $0 } }) { engine in
+        try await Self.withEngineKeepingBlobsAnHour(backend) { engine, pass in
             let blob = Self.bytes(600_000, seed: 7)
             let (sha256, length) = (try await Self.sha256(blob), Int64(blob.count))
             #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.phone, bytes: Self.body(blob)) == length)
             // The laptop sends the same bytes later; past the phone's retention, only the laptop keeps the blob.
-            now.withLock { $0 += 1800 }
+            pass(1800)
             #expect(try await engine.uploadBlob(sha256, offset: 0, length: length, grant: Self.laptop, bytes: Self.body(blob)) == length)
-            now.withLock { $0 += 1801 }
+            pass(1801)
             _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await Self.read(engine, sha256, grant: Self.laptop) == blob, "the phone's upload still holds the bytes")
             await #expect(throws: PrefsError.self, "no longer the phone's to read") { _ = try await engine.blobData(sha256, grant: Self.phone) }
@@ -192,7 +203,7 @@ import Testing
             #expect(try await Self.read(engine, sha256, grant: Self.phone) == blob)
 
             // Past every uploader's retention, with no attachment, the blob goes, and its bytes with it.
-            now.withLock { $0 += 3601 }
+            pass(3601)
             _ = try await engine.set(try KeyName("a.b"), to: 2, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sha256, grant: .everything) == .uploading(received: 0))
             #expect(try await engine.blobState(sha256, grant: Self.phone) == .uploading(received: 0), "its upload went with it")
@@ -201,11 +212,7 @@ import Testing
 
     @Test("Uploads left alone, and blobs uploaded long ago that no attachment uses, are dropped", arguments: backends)
     func upkeepDropsWhatOutlivedItsRetention(backend: Backend) async throws {
-        var configuration = StoreConfiguration()
-        configuration.blobUploadRetention = .seconds(3600)
-        // The time of day, moved by hand past the retention.
-        let now = Mutex(1_800_000_000.0)
-        try await Self.withEngine(backend, configuration: configuration, wallClock: WallClock { now.withLock { $0 } }) { engine in
+        try await Self.withEngineKeepingBlobsAnHour(backend) { engine, pass in
             let (unused, used, partial) = (Self.bytes(1000, seed: 1), Self.bytes(1000, seed: 2), Self.bytes(1000, seed: 3))
             let sums = (try await Self.sha256(unused), try await Self.sha256(used), try await Self.sha256(partial))
             _ = try await engine.uploadBlob(sums.0, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(unused))
@@ -214,7 +221,7 @@ import Testing
             let draft = try await engine.createDraft(DraftInput(account: "alice"), context: WriteContext())
             let added = try await engine.addAttachment(
                 to: draft.id, AttachmentUpload(filename: "a.bin"), ifRevision: nil, bytes: Self.body(used), context: WriteContext())
-            now.withLock { $0 += 3601 }
+            pass(3601)
             // The upkeep runs as a batch commits.
             _ = try await engine.set(try KeyName("a.b"), to: 1, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.0, grant: .everything) == .uploading(received: 0), "no attachment uses it")
@@ -226,7 +233,7 @@ import Testing
             _ = try await engine.uploadBlob(sums.1, offset: 0, length: 1000, grant: Self.phone, bytes: Self.body(Data()))
             _ = try await engine.removeAttachment(added.attachment.id, of: draft.id, ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.1, grant: .everything) == .held(byteSize: 1000), "its uploader keeps it")
-            now.withLock { $0 += 3601 }
+            pass(3601)
             _ = try await engine.set(try KeyName("a.b"), to: 2, scope: "/", ifRevision: nil, context: WriteContext())
             #expect(try await engine.blobState(sums.1, grant: .everything) == .uploading(received: 0), "and then it goes")
         }
