@@ -145,6 +145,27 @@ enum ChangeLogRecords {
         return sqlite3_column_int64(statement, 0)
     }
 
+    /// The keyed changes after `revision` up to `through`, oldest first, at most `limit` of them.
+    static func keyedRevisions(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws
+        -> [KeyedRevision]
+    {
+        var found: [KeyedRevision] = []
+        try db.run(
+            """
+            SELECT key, revision, kind = 'schema' FROM change
+            WHERE revision > ? AND revision <= ? AND key IS NOT NULL ORDER BY revision LIMIT ?
+            """,
+            binding: { row in
+                row.bind(revision)
+                row.bind(through)
+                row.bind(limit)
+            }
+        ) { row in
+            found.append(KeyedRevision(key: row.text(0), revision: row.integer(1), isSchema: row.integer(2) != 0))
+        }
+        return found
+    }
+
     /// The changes after `revision` up to `through`, in order, at most `limit` of them.
     static func changes(_ db: Database, after revision: Revision, through: Revision, limit: Int) throws -> [LoggedChange] {
         // The writer asks at every transaction, and with one writer there is nothing after the

@@ -98,6 +98,10 @@ public final class SQLiteStorage: PrefsStorage {
         try await pool.read { db in try ChangeLogRecords.page(db, matching: filter, limit: limit) }
     }
 
+    package func keyedRevisions(after revision: Revision, through: Revision, limit: Int) async throws -> [KeyedRevision] {
+        try await pool.read { db in try ChangeLogRecords.keyedRevisions(db, after: revision, through: through, limit: limit) }
+    }
+
     package func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
         try await pool.read { db in try ChangeLogRecords.newestCompactedAway(db, matching: filter) }
     }

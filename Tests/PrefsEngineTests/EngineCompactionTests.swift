@@ -189,9 +189,9 @@ struct EngineCompactionTests {
         }
     }
 
-    @Test("A history reaches back to the oldest change kept, and to an older one that set what is stored now")
-    func history() async throws {
-        try await withEngine(on: SharedMemoryStorage(), configuration: Self.keeping32) { engine in
+    @Test("A history reaches back to the oldest change kept, and to an older one that set what is stored now", arguments: [true, false])
+    func history(indexed: Bool) async throws {
+        try await withEngine(on: SharedMemoryStorage(), indexed: indexed, configuration: Self.keeping32) { engine in
             try await Self.writeForty(engine)
             let changed = try await engine.history(of: "k1")
             #expect(changed.steps.map(\.change.revision) == Array(stride(from: 37, through: 9, by: -4)))

@@ -1,5 +1,6 @@
 import PrefsEngine
 import PrefsKit
+import TestHarness
 import Testing
 
 /// What the engine makes of its change log: a key's history at a scope, the store read as it was
@@ -17,9 +18,9 @@ struct EngineHistoryTests {
         try await engine.reset("ui.size", scope: "/accounts/alice", reason: "back to everyone's")
     }
 
-    @Test("A key's history at a scope holds the changes of its value there, newest first, with their reasons")
-    func steps() async throws {
-        try await withEngine(on: SharedMemoryStorage()) { engine in
+    @Test("A key's history at a scope holds the changes of its value there, newest first, with their reasons", arguments: [true, false])
+    func steps(indexed: Bool) async throws {
+        try await withEngine(on: SharedMemoryStorage(), indexed: indexed) { engine in
             try await Self.writeHistory(engine)
             let history = try await engine.history(of: "ui.size", scope: "/accounts/alice")
             // Revision 3 is another key's; 4 changed `/` under alice's own value.
@@ -33,9 +34,9 @@ struct EngineHistoryTests {
         }
     }
 
-    @Test("A history is read in pages: each ends where the next one starts")
-    func pages() async throws {
-        try await withEngine(on: SharedMemoryStorage()) { engine in
+    @Test("A history is read in pages: each ends where the next one starts", arguments: [true, false])
+    func pages(indexed: Bool) async throws {
+        try await withEngine(on: SharedMemoryStorage(), indexed: indexed) { engine in
             try await Self.writeHistory(engine)
             let key = try KeyName("ui.size")
             let first = try await engine.history(of: key, scope: "/accounts/alice", limit: 2, before: nil)
@@ -47,9 +48,9 @@ struct EngineHistoryTests {
         }
     }
 
-    @Test("The store read at each revision holds what was stored then")
-    func readsInThePast() async throws {
-        try await withEngine(on: SharedMemoryStorage()) { engine in
+    @Test("The store read at each revision holds what was stored then", arguments: [true, false])
+    func readsInThePast(indexed: Bool) async throws {
+        try await withEngine(on: SharedMemoryStorage(), indexed: indexed) { engine in
             try await Self.writeHistory(engine)
             let key = try KeyName("ui.size")
             var values: [JSONValue] = []
@@ -62,9 +63,9 @@ struct EngineHistoryTests {
         }
     }
 
-    @Test("A revert puts back what the key held at a scope then, as a new change that says so")
-    func revert() async throws {
-        try await withEngine(on: SharedMemoryStorage()) { engine in
+    @Test("A revert puts back what the key held at a scope then, as a new change that says so", arguments: [true, false])
+    func revert(indexed: Bool) async throws {
+        try await withEngine(on: SharedMemoryStorage(), indexed: indexed) { engine in
             try await Self.writeHistory(engine)
             let reverted = try await engine.withReason("alice wants hers") {
                 try await engine.revert("ui.size", scope: "/accounts/alice", to: 2)
@@ -88,6 +89,34 @@ struct EngineHistoryTests {
             #expect(error?.code == .staleRevision)
             #expect(try await engine.status().revision == 5)
             #expect(try await engine.resolve("ui.size", scope: "/accounts/alice").value == 16)
+        }
+    }
+
+    @Test("Once the key index is built, a key's history and its past are read by the key's revisions, however far back they are", arguments: [true, false])
+    func indexedReadsByRevision(indexed: Bool) async throws {
+        let storage = SharedMemoryStorage()
+        try await withEngine(on: storage, indexed: indexed) { engine in
+            try await engine.set("rare", to: "once", reason: "long ago")
+            for index in 0..<300 { try await engine.set("busy.k\(index % 7)", to: .integer(Int64(index))) }
+            let history = try await engine.history(of: "rare", scope: .root)
+            #expect(history.steps.map(\.change.revision) == [1])
+            #expect(history.steps.map(\.change.reason) == ["long ago"])
+            #expect(try await engine.resolve(KeyName("rare"), scope: .root, explain: false, atRevision: 2).value == "once")
+            #expect(try await engine.resolve(KeyName("rare"), scope: .root, explain: false, atRevision: 0).value == .null)
+            // The history's read and each past's: each names the key's revisions, or none without the index.
+            #expect(storage.readsByRevision.count == (indexed ? 3 : 0))
+        }
+    }
+
+    @Test("An engine opening on a log rebuilds the key index from it, and adds what is written after")
+    func indexRebuiltOnOpening() async throws {
+        let storage = SharedMemoryStorage()
+        try await withEngine(on: storage, indexed: true) { engine in try await Self.writeHistory(engine) }
+        try await withEngine(on: storage, indexed: true) { engine in
+            try await engine.set("ui.size", to: 18, scope: "/accounts/alice", reason: "after reopening")
+            let history = try await engine.history(of: "ui.size", scope: "/accounts/alice")
+            #expect(history.steps.map(\.change.revision) == [6, 5, 2, 1])
+            #expect(history.steps.map(\.value) == [18, 16, 14, 12])
         }
     }
 }

@@ -1,5 +1,6 @@
 @testable import PrefsEngine
 import PrefsKit
+import Synchronization
 import TestHarness
 
 /// Runs `body` with an engine over `storage`, configured as `configuration`, whose short waits
@@ -16,5 +17,19 @@ func withEngine<T>(
     } catch {
         await engine.close()
         throw error
+    }
+}
+
+/// Runs `body` with an engine over `storage` whose key index is built before `body` runs
+/// (`indexed`), or cannot be built, so that its readers of a key's changes read the log from its
+/// newest end: the two ways must answer alike.
+func withEngine<T>(
+    on storage: SharedMemoryStorage, indexed: Bool, configuration: StoreConfiguration = StoreConfiguration(),
+    _ body: (PrefsEngine<SharedMemoryStorage>) async throws -> T
+) async throws -> T {
+    storage.refusesKeyIndex.withLock { $0 = !indexed }
+    return try await withEngine(on: storage, configuration: configuration) { engine in
+        await engine.keyIndexRebuilt()
+        return try await body(engine)
     }
 }

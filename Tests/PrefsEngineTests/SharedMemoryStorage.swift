@@ -74,6 +74,10 @@ final class SharedMemoryStorage: PrefsStorage {
     let writerTurns = Tally()
     /// How many times the engine read the change log.
     let changeLogReads = Tally()
+    /// How many of the engine's filtered reads of the log named the revisions to read.
+    let readsByRevision = Tally()
+    /// Whether the log refuses to be read by key, as one that cannot be indexed.
+    let refusesKeyIndex = Mutex(false)
 
     private let wakes = Mutex<[@Sendable (Revision?) -> Void]>([])
     private let writerQueue = DispatchQueue(label: "SharedMemoryStorage.writer")
@@ -130,7 +134,9 @@ final class SharedMemoryStorage: PrefsStorage {
                 return Self.selects(filter, key: event.key, scope: event.scope, kind: event.kind)
                     && (filter.notFromDevice.map { event.kind != .set || change.stamp?.device != $0 } ?? true)
                     && (filter.after.map { event.revision > $0 } ?? true) && (filter.through.map { event.revision <= $0 } ?? true)
+                    && (filter.revisions.map { $0.contains(event.revision) } ?? true)
             }
+            if filter.revisions != nil { readsByRevision.increment() }
             return ChangeLogPage(
                 changes: Array((filter.newestFirst ? rows.reversed() : rows).prefix(limit)), oldestRevision: database.oldestRevision)
         }
@@ -138,6 +144,18 @@ final class SharedMemoryStorage: PrefsStorage {
 
     /// The newest revision compaction dropped among the entries the filter selects, as the SQL
     /// storages read `compacted_entry`.
+    func keyedRevisions(after revision: Revision, through: Revision, limit: Int) async throws -> [KeyedRevision] {
+        if refusesKeyIndex.withLock({ $0 }) { throw PrefsError(.unavailable, "The log cannot be read by key.") }
+        return database.withLock { database in
+            Array(
+                database.log.lazy.filter { $0.event.revision > revision && $0.event.revision <= through }
+                    .compactMap { change in
+                        change.event.key.map { KeyedRevision(key: $0, revision: change.event.revision, isSchema: change.event.kind == .schema) }
+                    }
+                    .prefix(limit))
+        }
+    }
+
     func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
         database.withLock { database in
             database.compacted.filter { Self.selects(filter, key: $0.key.key, scope: $0.key.scope, kind: $0.key.kind) }

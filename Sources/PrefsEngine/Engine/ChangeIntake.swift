@@ -1,7 +1,8 @@
 import PrefsKit
 import Synchronization
 
-/// Takes committed changes into the cache and the watch hub: each once, in revision order —
+/// Takes committed changes into the cache, the key index and the watch hub: each once, in
+/// revision order —
 /// whether they are the engine's own batch, published as it commits, or changes another writer of
 /// a shared database committed, read back from the change log. With one writer (SQLite) only the
 /// engine's own batches come in. Token changes reach the named tokens (``AccessTokens``) the
@@ -10,25 +11,32 @@ final class ChangeIntake: Sendable {
     let cache: PreferenceCache
     let hub: WatchHub
     let tokens: AccessTokens
+    /// The revisions of each key's changes, which a key's history reads by.
+    let keyRevisions: KeyRevisions
     /// Held while changes go in, so that two sources never interleave.
     private let lock = Mutex(())
     /// Those waiting for a revision to be taken in (``waitUntilApplied(_:)``).
     private let waiters = Mutex<[RevisionWaiter]>([])
 
-    init(cache: PreferenceCache, hub: WatchHub, tokens: AccessTokens) {
+    init(cache: PreferenceCache, hub: WatchHub, tokens: AccessTokens, keyRevisions: KeyRevisions) {
         self.cache = cache
         self.hub = hub
         self.tokens = tokens
+        self.keyRevisions = keyRevisions
     }
 
     /// Publishes a batch the engine has committed. A catch-up may have read it back from the log
     /// first, in part or whole: what it took in is not published twice.
     func publish(_ batch: WriteBatch) {
         lock.withLock { _ in
-            let applied = cache.read { $0.revision }
+            let (applied, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
             guard batch.revision > applied else { return }
-            cache.publish(batch.touched, revision: batch.revision, oldestRevision: batch.oldestRevision)
             let changes = batch.changes.filter { $0.event.revision > applied }
+            // Into the key index before the cache says the revision is taken in: a reader who
+            // has seen the revision finds its changes there.
+            keyRevisions.add(changes.lazy.map(\.event))
+            cache.publish(batch.touched, revision: batch.revision, oldestRevision: batch.oldestRevision)
+            dropCompactedKeyRevisions(from: oldest, to: batch.oldestRevision)
             hub.publish(changes, revision: batch.revision)
             takeTokenChanges(changes.lazy.map { ($0.event, batch.time) })
         }
@@ -66,11 +74,21 @@ final class ChangeIntake: Sendable {
                 committed.append(CommittedChange(event: change.event, before: before, after: after))
             }
             guard applied > start else { return }
+            keyRevisions.add(committed.lazy.map(\.event))
             cache.publish(touched, revision: applied, oldestRevision: max(oldest, page.oldestRevision))
+            dropCompactedKeyRevisions(from: oldest, to: page.oldestRevision)
             hub.publish(committed, revision: applied)
             takeTokenChanges(tokenChanges)
         }
         wakeWaiters()
+    }
+
+    /// Has the key index forget the revisions compaction dropped, once the log's oldest revision
+    /// has moved from `previous` to `oldest` — with the cache, which now says what is stored, so
+    /// what compaction kept.
+    private func dropCompactedKeyRevisions(from previous: Revision, to oldest: Revision) {
+        guard oldest > previous else { return }
+        cache.read { snapshot in keyRevisions.dropCompacted(before: oldest, stored: snapshot.keys) }
     }
 
     /// Takes token changes in, in order, and ends the watches of the tokens revoked.

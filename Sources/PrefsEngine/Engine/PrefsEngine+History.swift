@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PrefsKit
 
 /// History, the audit log, reads in the past, diffs and reverts: the change log read back.
@@ -58,7 +59,7 @@ extension PrefsEngine {
         // for, and pages double from there.
         var pageSize = min(limit * 2 + 8, 4096)
         walk: while true {
-            let page = try await storage.changeLog(matching: filter, limit: pageSize)
+            let page = try await changeLog(matching: filter, limit: pageSize)
             oldest = page.oldestRevision
             for change in page.changes {
                 if change.event.revision < oldest {
@@ -195,7 +196,7 @@ extension PrefsEngine {
         var changes: [LoggedChange] = []
         var filter = ChangeLogFilter(key: key, prefix: prefix, after: revision, through: from, newestFirst: true)
         while true {
-            let page = try await storage.changeLog(matching: filter, limit: 4096)
+            let page = try await changeLog(matching: filter, limit: 4096)
             guard revision >= page.oldestRevision - 1 else {
                 throw PrefsError.compacted(reading: revision, oldest: page.oldestRevision)
             }
@@ -210,6 +211,58 @@ extension PrefsEngine {
             filter.through = last.event.revision - 1
         }
         return PastStates(revision: revision, states: walked, walkedBack: changes)
+    }
+
+    // MARK: The key index
+
+    /// The rows `filter` selects, at most `limit` of them, and the oldest revision the log holds
+    /// in full, as ``PrefsStorage/changeLog(matching:limit:)`` reads them — fewer than `limit`
+    /// only when no more match. A filter for one key reads, once the key index is complete
+    /// (``KeyRevisions``), only that key's rows, by revision, wherever they lie in the log.
+    private func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage {
+        guard let key = filter.key,
+            let revisions = intake.keyRevisions.revisions(of: key, after: filter.after ?? 0, through: filter.through ?? .max)
+        else { return try await storage.changeLog(matching: filter, limit: limit) }
+        let ordered = filter.newestFirst ? Array(revisions.reversed()) : revisions
+        var changes: [LoggedChange] = []
+        var oldest: Revision = 1
+        var start = 0
+        repeat {
+            // Most of a key's revisions pass the filter's other conditions (its scopes): a piece
+            // of what is still wanted, looked up by the log's primary key.
+            let end = min(start + min(max(limit - changes.count, 64), 4096), ordered.count)
+            var piece = filter
+            piece.revisions = Array(ordered[start..<end])
+            let page = try await storage.changeLog(matching: piece, limit: limit - changes.count)
+            changes += page.changes
+            oldest = page.oldestRevision
+            start = end
+        } while changes.count < limit && start < ordered.count
+        return ChangeLogPage(changes: changes, oldestRevision: oldest)
+    }
+
+    /// Rebuilds the key index from the change log up to the revision the engine opened at, in
+    /// pages, in the background; until it is done, reads go the log's way. Should the log not
+    /// be readable, the index stays incomplete and they go on that way.
+    func rebuildKeyRevisions() -> Task<Void, Never> {
+        Task(priority: .utility) { [storage, logger, index = intake.keyRevisions] in
+            let pageSize = 65_536
+            var rebuild = KeyRevisions.Rebuild()
+            do {
+                while true {
+                    try Task.checkCancellation()
+                    let page = try await storage.keyedRevisions(after: rebuild.revision, through: index.start, limit: pageSize)
+                    rebuild.add(page)
+                    if page.count < pageSize { break }
+                }
+            } catch {
+                // Closed meanwhile: nothing to say.
+                guard !Task.isCancelled else { return }
+                logger.warning("Cannot index the change log by key; history reads the log from its newest end: \(error)")
+                return
+            }
+            index.complete(with: rebuild)
+        }
     }
 
     /// The effective value of `key` at `scope` in `state`, without overrides.

@@ -60,6 +60,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         var closed = false
         var progressTask: Task<Void, Never>?
         var tokenUseTask: Task<Void, Never>?
+        var keyIndexTask: Task<Void, Never>?
     }
 
     /// An engine over `storage`, loading what the engine keeps in memory from it on the calling
@@ -111,7 +112,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         // Only where other writers run alongside does a batch need to say what it read.
         let tracksKeysRead = storage.hasOtherWriters
         let tokens = AccessTokens(snapshot.tokens)
-        let intake = ChangeIntake(cache: cache, hub: hub, tokens: tokens)
+        let intake = ChangeIntake(
+            cache: cache, hub: hub, tokens: tokens, keyRevisions: KeyRevisions(start: snapshot.newestRevision))
         let prunings = [
             RetentionPruning(retention: configuration.idempotencyRetention) { try $0.pruneOutcomes(storedBefore: $1) },
             RetentionPruning(retention: configuration.blobUploadRetention) { try $0.pruneBlobUploads(before: $1) },
@@ -151,7 +153,11 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         )
         startProgressEvents()
         let tokenUse = recordTokenUse(every: configuration.tokenUseInterval)
-        lifecycle.withLock { $0.tokenUseTask = tokenUse }
+        let keyIndex = rebuildKeyRevisions()
+        lifecycle.withLock { lifecycle in
+            lifecycle.tokenUseTask = tokenUse
+            lifecycle.keyIndexTask = keyIndex
+        }
         storage.observeCommitsElsewhere { [weak self] announced in self?.catchUp(toReach: announced) }
     }
 
@@ -188,13 +194,19 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let tasks: [Task<Void, Never>?]? = lifecycle.withLock { lifecycle in
             guard !lifecycle.closed else { return nil }
             lifecycle.closed = true
-            return [lifecycle.progressTask, lifecycle.tokenUseTask]
+            return [lifecycle.progressTask, lifecycle.tokenUseTask, lifecycle.keyIndexTask]
         }
         guard let tasks else { return nil }
         for task in tasks { task?.cancel() }
         let transport = replica?.stop()
         hub.close()
         return .some(transport)
+    }
+
+    /// Waits until the key index's rebuild (``rebuildKeyRevisions()``) has ended: complete, or
+    /// given up because the log could not be read.
+    package func keyIndexRebuilt() async {
+        await lifecycle.withLock { $0.keyIndexTask }?.value
     }
 
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads

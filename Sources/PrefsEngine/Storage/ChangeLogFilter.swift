@@ -24,6 +24,8 @@ package struct ChangeLogFilter: Sendable, Hashable {
     /// device is not sent its own values back — its results told it their revisions. (Its resets
     /// are sent: a result cannot say when an entry that has no value was removed.)
     package var notFromDevice: String?
+    /// Only the changes of these revisions (read by the key index, ``KeyRevisions``).
+    package var revisions: [Revision]?
     /// Only changes after this revision.
     package var after: Revision?
     /// Only changes up to this revision.
@@ -98,6 +100,15 @@ package struct ChangeLogFilter: Sendable, Hashable {
                 case .postgres: "substr(stamp, strpos(stamp, '@') + 1)"
                 }
             conditions.append("(stamp IS NULL OR kind <> 'set' OR \(device) <> \(bind(.text(notFromDevice))))")
+        }
+        if let revisions {
+            // One parameter whatever their number: a JSON array in SQLite, a list PostgreSQL
+            // splits; each is then a look-up by the log's primary key.
+            let list = revisions.map(String.init).joined(separator: ",")
+            switch dialect {
+            case .sqlite: conditions.append("revision IN (SELECT value FROM json_each(\(bind(.text("[" + list + "]")))))")
+            case .postgres: conditions.append("revision = ANY(string_to_array(\(bind(.text(list))), ',')::bigint[])")
+            }
         }
         if let after { conditions.append("revision > \(bind(.integer(after)))") }
         if let through { conditions.append("revision <= \(bind(.integer(through)))") }

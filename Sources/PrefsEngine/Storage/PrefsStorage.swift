@@ -55,6 +55,11 @@ package protocol PrefsStorage: Sendable {
     /// authors and reasons; and the oldest revision the log held in full, in the same read.
     func changeLog(matching filter: ChangeLogFilter, limit: Int) async throws -> ChangeLogPage
 
+    /// The keyed changes after `revision` up to `through`, oldest first, at most `limit` of
+    /// them: their keys, revisions and whether each is a schema's — what the key index
+    /// (``KeyRevisions``) is rebuilt from, without reading the changes' values.
+    func keyedRevisions(after revision: Revision, through: Revision, limit: Int) async throws -> [KeyedRevision]
+
     /// The newest revision compaction dropped among the changes the key, prefix, subtree,
     /// scopes, reach and kinds of `filter` select; 0 if it dropped none. Compaction records it
     /// (`compacted_entry`: per key, scope and kind) in the transaction that drops the rows, so a

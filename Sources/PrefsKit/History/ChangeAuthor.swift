@@ -38,13 +38,16 @@ public struct ChangeAuthor: Sendable, Hashable {
 
     /// The login name of `uid`, or `uid:N` when the user database has none.
     package static func userName(uid: uid_t) -> String {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
-            return "uid:\(uid)"
+        // The entry's strings point into `buffer`, which must outlive reading them: an array
+        // passed as `&buffer` is only guaranteed for the call's duration.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4096) { buffer in
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            guard getpwuid_r(uid, &entry, buffer.baseAddress!, buffer.count, &result) == 0, result != nil,
+                let name = entry.pw_name
+            else { return "uid:\(uid)" }
+            return String(cString: name)
         }
-        return String(cString: name)
     }
 }
 

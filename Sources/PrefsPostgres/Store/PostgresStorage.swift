@@ -153,6 +153,22 @@ public final class PostgresStorage: PrefsStorage {
         }
     }
 
+    package func keyedRevisions(after revision: Revision, through: Revision, limit: Int) async throws -> [KeyedRevision] {
+        try await reading { connection, logger in
+            var found: [KeyedRevision] = []
+            let query: PostgresQuery = """
+                SELECT key, revision, kind = 'schema' FROM change
+                WHERE revision > \(revision) AND revision <= \(through) AND key IS NOT NULL ORDER BY revision LIMIT \(Int64(limit))
+                """
+            for try await (key, revision, isSchema) in try await connection.query(query, logger: logger)
+                .decode((String, Int64, Bool).self)
+            {
+                found.append(KeyedRevision(key: key, revision: revision, isSchema: isSchema))
+            }
+            return found
+        }
+    }
+
     package func newestCompactedAway(matching filter: ChangeLogFilter) async throws -> Revision {
         try await reading { connection, logger in
             var newest: Revision = 0

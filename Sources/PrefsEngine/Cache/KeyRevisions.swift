@@ -1,0 +1,160 @@
+import PrefsKit
+import Synchronization
+
+/// The revisions of each key's changes in the change log, oldest first, kept in memory as etcd's
+/// key index is: a key's history, a read in the past and a revert read the key's own rows by
+/// revision, wherever they lie in the log, rather than the log from its newest end until they
+/// are found (a key changed once before a million others cost ~50 ms that way).
+///
+/// It is rebuilt when the engine opens, from the log, in the background — the engine is ready
+/// before it is complete, and until then ``revisions(of:after:through:)`` says nil and readers go
+/// the log's way — and kept by ``ChangeIntake`` as changes are taken in: the engine's own and,
+/// on PostgreSQL, other hosts'. It costs 8 bytes for each keyed change the log holds; it drops
+/// what compaction drops (``dropCompacted(before:stored:)``).
+package final class KeyRevisions: Sendable {
+    /// One key's changes.
+    fileprivate struct Entry {
+        /// Their revisions, oldest first.
+        var revisions: [Revision] = []
+        /// The newest of them that is a schema's: compaction keeps it if it set the schema stored
+        /// now, which the cache does not date.
+        var newestSchema: Revision?
+
+        mutating func append(_ revision: Revision, isSchema: Bool) {
+            revisions.append(revision)
+            if isSchema { newestSchema = revision }
+        }
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Whether the revisions up to ``KeyRevisions/start`` are in: the rebuild has finished.
+        var isComplete = false
+    }
+
+    /// The newest revision when the engine opened: the rebuild reads the log up to it, the
+    /// intake adds what follows.
+    package let start: Revision
+    private let state = Mutex(State())
+
+    /// An index that the intake keeps from after `start`, and the rebuild completes up to it.
+    package init(start: Revision) {
+        self.start = start
+    }
+
+    /// Adds changes taken in after ``start``, in revision order.
+    package func add(_ changes: some Sequence<ChangeEvent>) {
+        state.withLock { state in
+            for change in changes {
+                guard let key = change.key else { continue }
+                state.entries[key, default: Entry()].append(change.revision, isSchema: change.kind == .schema)
+            }
+        }
+    }
+
+    /// The log's keyed changes up to ``start``, as the rebuild reads them, page by page.
+    package struct Rebuild {
+        fileprivate var entries: [String: Entry] = [:]
+        /// The newest revision read so far.
+        package private(set) var revision: Revision = 0
+
+        /// Nothing read yet.
+        package init() {}
+
+        /// Adds the next page of keyed changes, oldest first.
+        package mutating func add(_ page: [KeyedRevision]) {
+            for change in page {
+                entries[change.key, default: Entry()].append(change.revision, isSchema: change.isSchema)
+            }
+            revision = page.last?.revision ?? revision
+        }
+    }
+
+    /// Completes the index with what `rebuild` read of the log up to ``start``.
+    package func complete(with rebuild: Rebuild) {
+        var older = rebuild.entries
+        state.withLock { state in
+            for (key, newer) in state.entries {
+                var entry = older[key] ?? Entry()
+                entry.revisions += newer.revisions
+                entry.newestSchema = newer.newestSchema ?? entry.newestSchema
+                older[key] = entry
+            }
+            state.entries = older
+            state.isComplete = true
+        }
+    }
+
+    /// The revisions of `key`'s changes after `after` up to `through`, oldest first; nil until the
+    /// index is complete.
+    package func revisions(of key: String, after: Revision, through: Revision) -> [Revision]? {
+        state.withLock { state in
+            guard state.isComplete else { return nil }
+            guard let revisions = state.entries[key]?.revisions else { return [] }
+            let lower = revisions.partitioningIndex { $0 > after }
+            let upper = revisions.partitioningIndex { $0 > through }
+            return lower < upper ? Array(revisions[lower..<upper]) : []
+        }
+    }
+
+    /// Forgets the revisions below `oldest` that compaction dropped: all of them but those that
+    /// set what is stored now — a value's or a lock's in `stored`, or a key's newest schema.
+    package func dropCompacted(before oldest: Revision, stored: [String: KeyState]) {
+        state.withLock { state in
+            for (key, entry) in state.entries where entry.revisions.first.map({ $0 < oldest }) == true {
+                let below = entry.revisions.partitioningIndex { $0 >= oldest }
+                let keyState = stored[key]
+                let kept = entry.revisions[..<below].filter { revision in
+                    revision == entry.newestSchema
+                        || keyState.map { state in
+                            state.values.values.contains { $0.revision == revision } || state.locks.values.contains(revision)
+                        } == true
+                }
+                var remaining = entry
+                remaining.revisions = kept + entry.revisions[below...]
+                if remaining.revisions.isEmpty {
+                    state.entries[key] = nil
+                } else {
+                    state.entries[key] = remaining
+                }
+            }
+        }
+    }
+}
+
+/// A keyed change's place in the log, as the index's rebuild reads it.
+package struct KeyedRevision: Sendable, Hashable {
+    /// The change's key.
+    package var key: String
+    /// Its revision.
+    package var revision: Revision
+    /// Whether it is a schema's (`schema`).
+    package var isSchema: Bool
+
+    /// A keyed change's place.
+    package init(key: String, revision: Revision, isSchema: Bool) {
+        self.key = key
+        self.revision = revision
+        self.isSchema = isSchema
+    }
+}
+
+extension RandomAccessCollection {
+    /// The index of the first element for which `isAbove` holds, in a collection where it holds
+    /// for a suffix of the elements (a binary search); `endIndex` if it holds for none.
+    fileprivate func partitioningIndex(where isAbove: (Element) -> Bool) -> Index {
+        var low = startIndex
+        var count = distance(from: startIndex, to: endIndex)
+        while count > 0 {
+            let half = count / 2
+            let middle = index(low, offsetBy: half)
+            if isAbove(self[middle]) {
+                count = half
+            } else {
+                low = index(after: middle)
+                count -= half + 1
+            }
+        }
+        return low
+    }
+}
