@@ -5,8 +5,7 @@ import GRDB
 /// and measures what a logged change costs on disk.
 enum HistoryLoad {
     struct Figures {
-        /// The log's size when the history was read, and when the audit log was.
-        var historyLogSize: Int
+        /// The log's size when the histories and the audit log were read.
         var logSize: Int
         /// Medians of 50 requests each: the history of a key with 1% of the changes, and of one
         /// changed once, before all the others.
@@ -18,6 +17,8 @@ enum HistoryLoad {
         /// The change table's bytes per row; the preference table's per value.
         var bytesPerChange: Double
         var bytesPerValue: Double
+        /// The daemon's start to ready, again, on the full log.
+        var coldStartMilliseconds: Double
     }
 
     /// The key whose history is read: 1% of the changes, at the followed scope, its ancestors
@@ -28,13 +29,13 @@ enum HistoryLoad {
     static let rareKey = "bench.rare"
 
     /// Writes ``rareKey``, then `changes` changes in batches of 1000 (5000 keys at 50 scopes, and ``key``),
-    /// timing the history once `historyAt` are in and the audit log at the end; then stops the
-    /// daemon and reads its file's page counts.
-    static func measure(_ daemon: BenchDaemon, changes: Int, historyAt: Int) throws -> Figures {
+    /// timing the histories and the audit log at the end; then stops the daemon, reads its
+    /// file's page counts and times its start again on that file (`restart`).
+    static func measure(_ daemon: BenchDaemon, restartedBy restart: (URL) throws -> BenchDaemon, changes: Int) throws -> Figures {
         let connection = try daemon.connection()
         var figures = Figures(
-            historyLogSize: historyAt, logSize: changes, historyMilliseconds: 0, rareHistoryMilliseconds: 0, readMilliseconds: 0,
-            firstPageMilliseconds: 0, prefixPageMilliseconds: 0, bytesPerChange: 0, bytesPerValue: 0)
+            logSize: changes, historyMilliseconds: 0, rareHistoryMilliseconds: 0, readMilliseconds: 0,
+            firstPageMilliseconds: 0, prefixPageMilliseconds: 0, bytesPerChange: 0, bytesPerValue: 0, coldStartMilliseconds: 0)
         guard try connection.request("PUT", "/v1/prefs/\(rareKey)?scope=/accounts", body: "1") == 200 else {
             throw BenchError("the rare key's write failed")
         }
@@ -48,12 +49,10 @@ enum HistoryLoad {
             }
             let status = try connection.request("POST", "/v1/prefs:batch", body: #"{"operations":[\#(operations.joined(separator: ","))]}"#)
             guard status == 200 else { throw BenchError("a batch answered \(status)") }
-            if (batch + 1) * 1000 == historyAt {
-                figures.historyMilliseconds = try median(connection, "/v1/prefs/\(key)/history?scope=/accounts/alice/threads/1&limit=20")
-                figures.rareHistoryMilliseconds = try median(connection, "/v1/prefs/\(rareKey)/history?scope=/accounts/alice&limit=20")
-                figures.readMilliseconds = try median(connection, "/v1/prefs/\(key)?scope=/accounts/alice/threads/1")
-            }
         }
+        figures.historyMilliseconds = try median(connection, "/v1/prefs/\(key)/history?scope=/accounts/alice/threads/1&limit=20")
+        figures.rareHistoryMilliseconds = try median(connection, "/v1/prefs/\(rareKey)/history?scope=/accounts/alice&limit=20")
+        figures.readMilliseconds = try median(connection, "/v1/prefs/\(key)?scope=/accounts/alice/threads/1")
         figures.firstPageMilliseconds = try median(connection, "/v1/changes")
         figures.prefixPageMilliseconds = try median(connection, "/v1/changes?prefix=bench.&scope=/accounts/alice")
         daemon.stop(removing: false)
@@ -71,6 +70,10 @@ enum HistoryLoad {
             figures.bytesPerChange = try bytes(["change"]) / logged
             figures.bytesPerValue = try bytes(["preference"]) / stored
         }
+        try database.close()
+        let again = try restart(daemon.folder)
+        figures.coldStartMilliseconds = again.startupSeconds * 1000
+        again.stop(removing: false)
         return figures
     }
 
