@@ -7,6 +7,14 @@ import Foundation
 struct ProcessMeter {
     let pid: Int32
 
+    /// The CPU seconds this process spends running `body`.
+    static func ownCPUSeconds(_ body: () throws -> Void) throws -> Double {
+        let meter = ProcessMeter(pid: getpid())
+        let before = meter.cpuSeconds
+        try body()
+        return meter.cpuSeconds - before
+    }
+
     /// Resident memory, in MiB.
     var residentMiB: Double { statusMiB("VmRSS:") }
 
