@@ -2,6 +2,7 @@
 import PrefsKit
 import Synchronization
 import TestHarness
+import Testing
 
 /// Runs `body` with an engine over `storage`, configured as `configuration`, whose short waits
 /// `clock` measures, and closes the engine afterwards, whether `body` threw or not.
@@ -29,7 +30,7 @@ func withEngine<T>(
 ) async throws -> T {
     storage.refusesKeyIndex.withLock { $0 = !indexed }
     return try await withEngine(on: storage, configuration: configuration) { engine in
-        await engine.keyIndexRebuilt()
+        #expect(await engine.keyIndexRebuilt() == indexed)
         return try await body(engine)
     }
 }

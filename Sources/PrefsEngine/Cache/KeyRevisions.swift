@@ -85,6 +85,9 @@ package final class KeyRevisions: Sendable {
         }
     }
 
+    /// Whether the rebuild has completed the index.
+    package var isComplete: Bool { state.withLock { $0.isComplete } }
+
     /// The revisions of `key`'s changes after `after` up to `through`, oldest first; nil until the
     /// index is complete.
     package func revisions(of key: String, after: Revision, through: Revision) -> [Revision]? {

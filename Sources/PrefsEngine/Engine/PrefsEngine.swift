@@ -203,10 +203,12 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         return .some(transport)
     }
 
-    /// Waits until the key index's rebuild (``rebuildKeyRevisions()``) has ended: complete, or
-    /// given up because the log could not be read.
-    package func keyIndexRebuilt() async {
+    /// Waits until the key index's rebuild (``rebuildKeyRevisions()``) has ended, and returns
+    /// whether the index is complete — false if the rebuild gave up, the log unreadable.
+    @discardableResult
+    package func keyIndexRebuilt() async -> Bool {
         await lifecycle.withLock { $0.keyIndexTask }?.value
+        return intake.keyRevisions.isComplete
     }
 
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
