@@ -125,23 +125,6 @@ package final class KeyRevisions: Sendable {
     }
 }
 
-/// A keyed change's place in the log, as the index's rebuild reads it.
-package struct KeyedRevision: Sendable, Hashable {
-    /// The change's key.
-    package var key: String
-    /// Its revision.
-    package var revision: Revision
-    /// Whether it is a schema's (`schema`).
-    package var isSchema: Bool
-
-    /// A keyed change's place.
-    package init(key: String, revision: Revision, isSchema: Bool) {
-        self.key = key
-        self.revision = revision
-        self.isSchema = isSchema
-    }
-}
-
 extension RandomAccessCollection {
     /// The index of the first element for which `isAbove` holds, in a collection where it holds
     /// for a suffix of the elements (a binary search); `endIndex` if it holds for none.
