@@ -4,8 +4,8 @@ import PrefsKit
 import Testing
 
 /// ``FetchedBytes``: a fetch's bytes relayed to the read that asked for them, the last piece held
-/// back until the fetch has stored them, the fetch held to a few unread pieces, and going on
-/// alone once the read closes.
+/// back until the fetch has them all and they hash right, the fetch held to a few unread pieces,
+/// and going on alone once the read closes.
 @Suite struct FetchedBytesTests {
     /// A fetch's bytes, given piece by piece by the test.
     static func source() -> (bytes: AsyncThrowingStream<Data, any Error>, pieces: AsyncThrowingStream<Data, any Error>.Continuation) {
@@ -15,7 +15,7 @@ import Testing
 
     static func piece(_ byte: UInt8) -> Data { Data(repeating: byte, count: 3) }
 
-    @Test func theLastPieceWaitsForTheFetchToStoreTheBytes() async throws {
+    @Test func theLastPieceWaitsForTheBytesToHashRight() async throws {
         let relayed = FetchedBytes()
         let (bytes, pieces) = Self.source()
         let fetch = Task {
@@ -29,11 +29,26 @@ import Testing
         #expect(try await relayed.next() == Self.piece(1))
         #expect(try await relayed.next() == Self.piece(2))
         #expect(try await fetch.value.count == 3, "the fetch took every piece")
-        // The third is all the read has left: it comes once the fetch says the bytes are stored
+        // The third is all the read has left: it comes once the fetch says the bytes hash right
         // (that it waits for it, the next test shows: a fetch that fails keeps it back).
         let last = Task { try await relayed.next() }
-        await relayed.finish(.success(()))
+        await relayed.hashedRight()
         #expect(try await last.value == Self.piece(3))
+        #expect(try await relayed.next() == nil)
+    }
+
+    @Test func aStoreThatFailsAfterTheBytesHashedRightDoesNotUndoTheRead() async throws {
+        let relayed = FetchedBytes()
+        let (bytes, pieces) = Self.source()
+        let fetch = Task { for try await _ in await relayed.relaying(bytes) {} }
+        pieces.yield(Self.piece(1))
+        pieces.yield(Self.piece(2))
+        pieces.finish()
+        try await fetch.value
+        await relayed.hashedRight()
+        await relayed.finish(.failure(PrefsError(.unavailable, "the disk is full")))
+        #expect(try await relayed.next() == Self.piece(1))
+        #expect(try await relayed.next() == Self.piece(2))
         #expect(try await relayed.next() == nil)
     }
 

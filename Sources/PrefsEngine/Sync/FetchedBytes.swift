@@ -3,8 +3,11 @@ import Foundation
 /// The bytes of a blob a replica fetches from its upstream, relayed to the read that asked for
 /// them as they come (``PrefsEngine/fetchBlob(of:)``): the read does not wait for the whole
 /// fetch to be stored first. The fetch stores what it relays; the read gets each piece as the
-/// store takes it, except the last, held back until the fetch has hashed and stored the bytes —
-/// a fetch that fails ends the read with its error, never with the wrong bytes whole.
+/// fetch takes it, except the last, held back until the fetch has all the bytes and they hash
+/// to the blob's SHA-256 (``hashedRight()``) — a fetch that fails before ends the read with its
+/// error, never with the wrong bytes whole. The read then ends while the fetch stores the bytes:
+/// what it read is the blob's, whether or not this device keeps them (a store that fails leaves
+/// the next read to fetch them again).
 ///
 /// While the read has a few pieces unread, the fetch waits for it (one connection's pace, in a
 /// few pieces of memory); once the read closes, the fetch goes on alone.
@@ -18,6 +21,8 @@ actor FetchedBytes: BlobReading {
     private var unread: [Data] = []
     /// How the fetch ended: the bytes stored, or the error that stopped it.
     private var outcome: Result<Void, any Error>?
+    /// Whether every byte came and they hash right: the read may have the last piece.
+    private var whole = false
     /// Whether the read has closed: nothing more is kept for it.
     private var closed = false
     /// The read, waiting for a piece or the fetch's end.
@@ -31,9 +36,17 @@ actor FetchedBytes: BlobReading {
         return AsyncThrowingStream { try await self.nextFromSource() }
     }
 
+    /// Every byte has come, and they hash to the blob's SHA-256: the read may have the last
+    /// piece, and end, while the fetch stores them.
+    func hashedRight() {
+        whole = true
+        wake(&waitingRead)
+    }
+
     /// The fetch has ended: `outcome` says whether the bytes are stored.
     func finish(_ outcome: Result<Void, any Error>) {
         self.outcome = outcome
+        if case .success = outcome { whole = true }
         wake(&waitingRead)
     }
 
@@ -46,14 +59,14 @@ actor FetchedBytes: BlobReading {
 
     func next() async throws -> Data? {
         while true {
-            let stored = if case .success = outcome { true } else { false }
-            if unread.count > 1 || (stored && !unread.isEmpty) {
+            if unread.count > 1 || (whole && !unread.isEmpty) {
                 let piece = unread.removeFirst()
                 wake(&waitingFetch)
                 return piece
             }
+            // Once the bytes are whole and right, a store that fails does not undo the read.
+            if whole { return nil }
             if case .failure(let error) = outcome { throw error }
-            if stored { return nil }
             await withCheckedContinuation { waitingRead = $0 }
         }
     }

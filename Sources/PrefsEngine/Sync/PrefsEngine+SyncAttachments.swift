@@ -33,9 +33,9 @@ extension PrefsEngine {
     /// knows of but does not hold — from the upstream, stores them, and opens them: the first
     /// read of such an attachment on this device. The bytes are hashed and staged as they come,
     /// and stored at once when all are in; the read that starts the fetch gets them as they come
-    /// too (``FetchedBytes``); other reads of the same bytes meanwhile wait for the fetch, then
-    /// read what it stored. Nil when this store holds no
-    /// such bytes and is no replica.
+    /// too (``FetchedBytes``), the last piece once all have come and hash right, while they are
+    /// stored; other reads of the same bytes meanwhile wait for the fetch, then read what it
+    /// stored. Nil when this store holds no such bytes and is no replica.
     ///
     /// - Throws: ``PrefsError`` — `unavailable` when this replica is not syncing (its upstream
     ///   not given yet); `unreachable` when the upstream cannot be reached, or the bytes stop
@@ -102,6 +102,7 @@ extension PrefsEngine {
                 .digestMismatch,
                 "The upstream sent bytes for attachment \(id) that are not its \(length) bytes of SHA-256 \(sha256); none of them was kept.")
         }
+        await relayed.hashedRight()
         try await write(WriteContext()) { batch in
             guard !(try batch.connection.blobExists(sha256: sha256)) else { return }
             try batch.connection.insertBlob(sha256: sha256, byteSize: length, from: file)
