@@ -37,7 +37,8 @@ import Testing
         #expect(try await relayed.next() == nil)
     }
 
-    @Test func aStoreThatFailsAfterTheBytesHashedRightDoesNotUndoTheRead() async throws {
+    /// A fetch that has relayed two pieces, both unread, and taken its source to its end.
+    static func fetchedTwoPieces() async throws -> FetchedBytes {
         let relayed = FetchedBytes()
         let (bytes, pieces) = Self.source()
         let fetch = Task { for try await _ in await relayed.relaying(bytes) {} }
@@ -45,6 +46,11 @@ import Testing
         pieces.yield(Self.piece(2))
         pieces.finish()
         try await fetch.value
+        return relayed
+    }
+
+    @Test func aStoreThatFailsAfterTheBytesHashedRightDoesNotUndoTheRead() async throws {
+        let relayed = try await Self.fetchedTwoPieces()
         await relayed.hashedRight()
         await relayed.finish(.failure(PrefsError(.unavailable, "the disk is full")))
         #expect(try await relayed.next() == Self.piece(1))
@@ -53,13 +59,7 @@ import Testing
     }
 
     @Test func aFetchThatFailsEndsTheReadWithItsErrorBeforeTheLastPiece() async throws {
-        let relayed = FetchedBytes()
-        let (bytes, pieces) = Self.source()
-        let fetch = Task { for try await _ in await relayed.relaying(bytes) {} }
-        pieces.yield(Self.piece(1))
-        pieces.yield(Self.piece(2))
-        pieces.finish()
-        try await fetch.value
+        let relayed = try await Self.fetchedTwoPieces()
         #expect(try await relayed.next() == Self.piece(1))
         await relayed.finish(.failure(PrefsError(.digestMismatch, "not its bytes")))
         await #expect(throws: PrefsError.self) { try await relayed.next() }
