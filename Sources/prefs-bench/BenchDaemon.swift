@@ -48,3 +48,16 @@ final class BenchDaemon {
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
+
+extension BenchDaemon {
+    /// The values of the samples `names` (each a metric's name with its labels, as
+    /// `GET /v1/metrics` writes it) in one scrape; 0 for one not there.
+    func metrics(_ names: [String]) throws -> [Double] {
+        let lines = try connection().requestBody("GET", "/v1/metrics").split(separator: "\n")
+        return names.map { name in
+            let prefix = name + " "
+            guard let line = lines.first(where: { $0.hasPrefix(prefix) }) else { return 0 }
+            return Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+    }
+}

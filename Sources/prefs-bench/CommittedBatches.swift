@@ -1,5 +1,3 @@
-import Foundation
-
 /// How many requests a daemon's group commit carried per transaction over the loads measured
 /// through it (`prefsd_commit_batch_requests`, before and after each), the size the storage
 /// floor (``StorageFloor``) commits in.
@@ -23,12 +21,7 @@ final class CommittedBatches {
 
     /// The requests and commits the daemon's histogram has counted so far.
     private static func totals(_ daemon: BenchDaemon) throws -> (requests: Double, commits: Double) {
-        let metrics = try daemon.connection().requestBody("GET", "/v1/metrics")
-        func value(_ name: String) -> Double {
-            let prefix = name + " "
-            guard let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
-            return Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) ?? 0
-        }
-        return (value("prefsd_commit_batch_requests_sum"), value("prefsd_commit_batch_requests_count"))
+        let totals = try daemon.metrics(["prefsd_commit_batch_requests_sum", "prefsd_commit_batch_requests_count"])
+        return (totals[0], totals[1])
     }
 }

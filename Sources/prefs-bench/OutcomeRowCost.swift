@@ -19,19 +19,16 @@ enum OutcomeRowCost {
     /// CPU µs this process spends a stored outcome, over `rounds` turns of `batches` batches of
     /// `perBatch` writes each, without outcomes and with.
     static func microsecondsPerRow(rounds: Int = 3, batches: Int, perBatch: Int = 16) throws -> Double {
-        let folder = URL(fileURLWithPath: "/tmp/prefs-bench-outcomes-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let storage = try SQLiteStorage(path: folder.appending(path: "prefs.sqlite").path, durability: .full)
-        defer { storage.close() }
-        var writes = StoredWrites(perBatch: perBatch, attributed: false)
-        var (without, with) = (0.0, 0.0)
-        for _ in 0..<rounds {
-            // Keys are made before the clock runs: the client makes them, not the daemon.
-            let keys = (0..<batches * perBatch).map { _ in IdempotencyKey.make() }
-            without += try ProcessMeter.ownCPUSeconds { try writes.commit(batches: batches, in: storage, outcomeKeys: nil) }
-            with += try ProcessMeter.ownCPUSeconds { try writes.commit(batches: batches, in: storage, outcomeKeys: keys) }
+        try StoredWrites.withNewStorage { storage in
+            var writes = StoredWrites(perBatch: perBatch, attributed: false)
+            var (without, with) = (0.0, 0.0)
+            for _ in 0..<rounds {
+                // Keys are made before the clock runs: the client makes them, not the daemon.
+                let keys = (0..<batches * perBatch).map { _ in IdempotencyKey.make() }
+                without += try ProcessMeter.ownCPUSeconds { try writes.commit(batches: batches, in: storage, outcomeKeys: nil) }
+                with += try ProcessMeter.ownCPUSeconds { try writes.commit(batches: batches, in: storage, outcomeKeys: keys) }
+            }
+            return (with - without) / Double(rounds * batches * perBatch) * 1e6
         }
-        return (with - without) / Double(rounds * batches * perBatch) * 1e6
     }
 }

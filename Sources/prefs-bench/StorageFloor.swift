@@ -18,20 +18,17 @@ enum StorageFloor {
     /// Commits `writes` writes in transactions of `perBatch` (at least one), keyed or not, on a
     /// new database at durability full.
     static func measure(writes: Int, perBatch: Int, keyed: Bool) throws -> Figures {
-        let folder = URL(fileURLWithPath: "/tmp/prefs-bench-floor-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let storage = try SQLiteStorage(path: folder.appending(path: "prefs.sqlite").path, durability: .full)
-        defer { storage.close() }
-        let perBatch = max(perBatch, 1)
-        let batches = max(writes / perBatch, 1)
-        // Keys are made before the clock runs: the client makes them, not the daemon.
-        let keys = keyed ? (0..<batches * perBatch).map { _ in IdempotencyKey.make() } : nil
-        var stored = StoredWrites(perBatch: perBatch, attributed: true)
-        let start = ContinuousClock.now
-        let cpu = try ProcessMeter.ownCPUSeconds { try stored.commit(batches: batches, in: storage, outcomeKeys: keys) }
-        let seconds = (ContinuousClock.now - start).seconds
-        let count = Double(batches * perBatch)
-        return Figures(writesPerSecond: count / seconds, cpuMicrosecondsPerWrite: cpu / count * 1e6)
+        try StoredWrites.withNewStorage { storage in
+            let perBatch = max(perBatch, 1)
+            let batches = max(writes / perBatch, 1)
+            // Keys are made before the clock runs: the client makes them, not the daemon.
+            let keys = keyed ? (0..<batches * perBatch).map { _ in IdempotencyKey.make() } : nil
+            var stored = StoredWrites(perBatch: perBatch, attributed: true)
+            let start = ContinuousClock.now
+            let cpu = try ProcessMeter.ownCPUSeconds { try stored.commit(batches: batches, in: storage, outcomeKeys: keys) }
+            let seconds = (ContinuousClock.now - start).seconds
+            let count = Double(batches * perBatch)
+            return Figures(writesPerSecond: count / seconds, cpuMicrosecondsPerWrite: cpu / count * 1e6)
+        }
     }
 }

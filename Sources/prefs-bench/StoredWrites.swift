@@ -15,6 +15,17 @@ struct StoredWrites {
     let attributed: Bool
     private var revision: Revision = 0
 
+    /// Runs `body` with the daemon's storage on a new database at durability full, in a temp
+    /// folder removed afterwards.
+    static func withNewStorage<T>(_ body: (SQLiteStorage) throws -> T) throws -> T {
+        let folder = URL(fileURLWithPath: "/tmp/prefs-bench-stored-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let storage = try SQLiteStorage(path: folder.appending(path: "prefs.sqlite").path, durability: .full)
+        defer { storage.close() }
+        return try body(storage)
+    }
+
     /// Writes of `perBatch` a transaction, attributed or not.
     init(perBatch: Int, attributed: Bool) {
         self.perBatch = perBatch

@@ -71,13 +71,8 @@ final class SyncUpstream {
 extension BenchDaemon {
     /// `prefsd_sync_exchanges_total` of a device, `ok` and `failed`.
     func syncExchanges() throws -> (ok: Int, failed: Int) {
-        let metrics = try connection().requestBody("GET", "/v1/metrics")
-        func count(_ outcome: String) -> Int {
-            let prefix = #"prefsd_sync_exchanges_total{outcome="\#(outcome)"} "#
-            guard let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
-            return Int(Double(line.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)) ?? 0)
-        }
-        return (count("ok"), count("failed"))
+        let counts = try metrics([#"prefsd_sync_exchanges_total{outcome="ok"}"#, #"prefsd_sync_exchanges_total{outcome="failed"}"#])
+        return (Int(counts[0]), Int(counts[1]))
     }
 
     /// A device's cursor (the upstream's revision it has taken in up to) and outbox, as

@@ -104,22 +104,14 @@ package final class KeyRevisions: Sendable {
     /// set what is stored now — a value's or a lock's in `stored`, or a key's newest schema.
     package func dropCompacted(before oldest: Revision, stored: [String: KeyState]) {
         state.withLock { state in
-            for (key, entry) in state.entries where entry.revisions.first.map({ $0 < oldest }) == true {
+            let touched = state.entries.compactMap { key, entry in entry.revisions.first.map { $0 < oldest } == true ? key : nil }
+            for key in touched {
+                guard var entry = state.entries[key] else { continue }
                 let below = entry.revisions.partitioningIndex { $0 >= oldest }
-                let keyState = stored[key]
-                let kept = entry.revisions[..<below].filter { revision in
-                    revision == entry.newestSchema
-                        || keyState.map { state in
-                            state.values.values.contains { $0.revision == revision } || state.locks.values.contains(revision)
-                        } == true
-                }
-                var remaining = entry
-                remaining.revisions = kept + entry.revisions[below...]
-                if remaining.revisions.isEmpty {
-                    state.entries[key] = nil
-                } else {
-                    state.entries[key] = remaining
-                }
+                var kept = Set(stored[key].map { $0.values.values.map(\.revision) + $0.locks.values } ?? [])
+                if let schema = entry.newestSchema { kept.insert(schema) }
+                entry.revisions = entry.revisions[..<below].filter(kept.contains) + entry.revisions[below...]
+                state.entries[key] = entry.revisions.isEmpty ? nil : entry
             }
         }
     }
