@@ -243,6 +243,7 @@ let package = Package(
             dependencies: [
                 "PrefsKit", "PrefsStore", "PrefsClientCore", "PrefsSocket", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -81,6 +81,15 @@ final class BenchConnection {
         return body
     }
 
+    /// Sends a request and returns its answer as it came: head, empty line and body.
+    func answerBytes(_ method: String, _ target: String) throws -> Data {
+        send(method, target)
+        let head = try readHead()
+        while pending.count < head.length { try fill() }
+        defer { pending.removeFirst(head.length) }
+        return Data(head.bytes) + Data("\r\n\r\n".utf8) + Data(pending[..<head.length])
+    }
+
     /// Reads one Content-Length-framed answer.
     func readResponse() throws -> Int {
         var ignored = ""
@@ -95,16 +104,20 @@ final class BenchConnection {
         return head.status
     }
 
-    /// Reads an answer's head, leaving what follows it in `pending`: its status and Content-Length.
-    /// Byte by byte, so that the client costs the benchmark as little as redis's does.
-    private func readHead() throws -> (status: Int, length: Int) {
+    /// Reads an answer's head, leaving what follows it in `pending`: its status and Content-Length,
+    /// and its bytes (without the empty line). Byte by byte, so that the client costs the
+    /// benchmark as little as redis's does.
+    private func readHead() throws -> (status: Int, length: Int, bytes: ArraySlice<UInt8>) {
         var scanned = 0
         while true {
             while scanned + 3 < pending.count {
                 if pending[scanned] == 13, pending[scanned + 1] == 10, pending[scanned + 2] == 13, pending[scanned + 3] == 10 {
                     let head = pending[..<scanned]
                     pending.removeFirst(scanned + 4)
-                    return (Self.number(in: head, after: Array("HTTP/1.1 ".utf8)), Self.number(in: head, after: Array("\r\ncontent-length:".utf8)))
+                    return (
+                        Self.number(in: head, after: Array("HTTP/1.1 ".utf8)), Self.number(in: head, after: Array("\r\ncontent-length:".utf8)),
+                        head
+                    )
                 }
                 scanned += 1
             }

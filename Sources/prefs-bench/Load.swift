@@ -100,14 +100,16 @@ enum Load {
         }
     }
 
+    /// The target of the GETs the read rates send: one key, at a scope where it is not set.
+    static let readTarget = "/v1/prefs/bench.read?scope=/accounts/alice"
+
     /// Reads per second of one key over `connections` keep-alive connections from `open`, each
     /// request with the header lines `headers`.
     static func getsPerSecond(
         connections: Int, requestsPerConnection: Int, headers: [String] = [], open: @escaping @Sendable () throws -> BenchConnection
     ) throws -> Double {
         try requestsPerSecond(
-            "GET", "/v1/prefs/bench.read?scope=/accounts/alice", connections: connections, requestsPerConnection: requestsPerConnection,
-            headers: headers, open: open)
+            "GET", readTarget, connections: connections, requestsPerConnection: requestsPerConnection, headers: headers, open: open)
     }
 
     /// Requests per second of `method` `target` (with `body`, and the header lines `headers`),

@@ -35,14 +35,19 @@ struct PrefsBench: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Run one section. write-load and read-load (never part of a full run) hold a daemon under a steady load for a profiler.",
+            "Run one section. write-load, read-load and redis-load (never part of a full run) hold a daemon (or redis-server) under a steady load for a profiler.",
             valueName: "section"))
     var only: Section?
 
     @Flag(help: "With --only write-load: plain writes, neither keyed (Idempotency-Key) nor attributed (User-Agent, Prefs-Reason).")
     var plain = false
 
+    @Option(help: .hidden) var nioFloorSocket: String?
+    @Option(help: .hidden) var nioFloorAnswer: String?
+
     func run() async throws {
+        // The GET rows' NIO floor (BenchNIOFloor) is this executable serving.
+        if let nioFloorSocket, let nioFloorAnswer { try NIOFloor.serve(socketPath: nioFloorSocket, answerFile: nioFloorAnswer) }
         var table = ResultTable()
         for section in only.map({ [$0] }) ?? Section.fullRun {
             try await section.measurement.measure(self, into: &table)

@@ -5,9 +5,10 @@ enum Section: String, CaseIterable, ExpressibleByArgument {
     case writes, history, watchers, cli, coldstart, attachments, postgres, tokens, ofrep, reads, sync, merge
     case writeLoad = "write-load"
     case readLoad = "read-load"
+    case redisLoad = "redis-load"
 
     /// The sections of a full run, in the table's order: all but the loads for a profiler.
-    static let fullRun: [Section] = allCases.filter { $0 != .writeLoad && $0 != .readLoad }
+    static let fullRun: [Section] = allCases.filter { ![.writeLoad, .readLoad, .redisLoad].contains($0) }
 
     /// What measures the section.
     var measurement: any BenchSection.Type {
@@ -24,7 +25,7 @@ enum Section: String, CaseIterable, ExpressibleByArgument {
         case .reads: ReadsSection.self
         case .sync: SyncSection.self
         case .merge: MergeSection.self
-        case .writeLoad, .readLoad: ProfiledLoad.self
+        case .writeLoad, .readLoad, .redisLoad: ProfiledLoad.self
         }
     }
 }

@@ -41,14 +41,31 @@ enum WritesSection: BenchSection {
         let unmeasured = "redis-server not installed"
         // Let the write's checkpoint pass, so that the reads' CPU is the reads' own.
         try await BenchDaemon.pastCheckpoint()
+        // The same GETs answered by swift-nio alone, with the daemon's answer and none of its work.
+        let floor = try BenchNIOFloor(answer: daemon.connection().answerBytes("GET", Load.readTarget))
+        let floorSocket = floor.socketPath
         for connections in [1, 16] {
             // At least 10 000 reads per run, so that one run lasts long enough to measure.
             let requests = max(perConnection, (quick ? 2000 : 10_000) / connections)
-            let (gets, redisGets) = try againstRedis(
-                daemon, redis, rounds: bench.rounds, requests: connections * requests,
-                { try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests) },
-                redisRequests: connections * requests,
-                { redis in try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false) })
+            let total = connections * requests
+            var loads = [
+                MeteredLoad(daemon.meter, requests: total) {
+                    try Load.getsPerSecond(daemon, connections: connections, requestsPerConnection: requests)
+                },
+                MeteredLoad(floor.meter, requests: total) {
+                    try Load.getsPerSecond(connections: connections, requestsPerConnection: requests) {
+                        try BenchConnection(socketPath: floorSocket)
+                    }
+                },
+            ]
+            if let redis {
+                loads.append(
+                    MeteredLoad(redis.meter, requests: total) {
+                        try Load.redisPerSecond(redis, connections: connections, requestsPerConnection: requests, writing: false)
+                    })
+            }
+            let measured = try MeteredLoad.inTurns(rounds: bench.rounds, loads)
+            let (gets, floorGets, redisGets) = (measured[0], measured[1], measured.count > 2 ? measured[2] : nil)
             let plural = connections == 1 ? "connection" : "connections"
             table.add(
                 "GET/s, \(connections) \(plural)", gets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
@@ -56,22 +73,38 @@ enum WritesSection: BenchSection {
             table.add(
                 "daemon CPU µs per GET, \(connections) \(plural)", gets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
                 target: redis == nil ? unmeasured : connections == 16 ? "≤ 1.25×" : "-")
+            guard connections == 16 else { continue }
+            table.add("GET/s, 16 connections", gets.rate, baseline: ("NIO floor GET/s", floorGets.rate), target: "-")
+            table.add("daemon CPU µs per GET, 16 connections", gets.cpu, baseline: ("NIO floor µs per GET", floorGets.cpu), target: "-")
+            table.add(
+                "NIO floor GET/s, 16 connections", floorGets.rate, baseline: redisGets.map { ("redis GET/s", $0.rate) },
+                target: redis == nil ? unmeasured : "-")
+            table.add(
+                "NIO floor CPU µs per GET, 16 connections", floorGets.cpu, baseline: redisGets.map { ("redis µs per GET", $0.cpu) },
+                target: redis == nil ? unmeasured : "-")
         }
+        floor.stop()
         // Writes as clients send them — each with an Idempotency-Key, a User-Agent and a
         // Prefs-Reason, its author recorded — against redis's SETs.
         let writers = 16
         let writesPerWriter = quick ? 200 : 1000
         let keyedBatches = CommittedBatches()
-        let (sets, redisSets) = try againstRedis(
-            daemon, redis, rounds: bench.rounds, requests: writers * writesPerWriter,
-            {
+        var setLoads = [
+            MeteredLoad(daemon.meter, requests: writers * writesPerWriter) {
                 try keyedBatches.measuring(daemon) {
                     try Load.writesPerSecond(
                         daemon, clients: writers, writesPerClient: writesPerWriter, idempotent: true, attributed: true)
                 }
-            },
-            redisRequests: writers * perConnection,
-            { redis in try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true) })
+            }
+        ]
+        if let redis {
+            setLoads.append(
+                MeteredLoad(redis.meter, requests: writers * perConnection) {
+                    try Load.redisPerSecond(redis, connections: writers, requestsPerConnection: perConnection, writing: true)
+                })
+        }
+        let measuredSets = try MeteredLoad.inTurns(rounds: bench.rounds, setLoads)
+        let (sets, redisSets) = (measuredSets[0], measuredSets.count > 1 ? measuredSets[1] : nil)
         table.add(
             "writes/s, 16 connections, full, keyed and attributed", sets.rate,
             baseline: redisSets.map { ("redis SET/s, no persistence", $0.rate) }, target: "-")
@@ -88,15 +121,14 @@ enum WritesSection: BenchSection {
 
         // MARK: A write with an Idempotency-Key against one without, in turns (medians)
         let keyedWrites = quick ? 50 : 300
-        let keyed = try Load.interleavedMedians(
+        let keyed = try MeteredLoad.inTurns(
             rounds: bench.rounds,
             [false, true].map { idempotent in
-                {
-                    try metered(daemon.meter, requests: writers * keyedWrites) {
-                        try Load.writesPerSecond(daemon, clients: writers, writesPerClient: keyedWrites, idempotent: idempotent)
-                    }.cpu
+                MeteredLoad(daemon.meter, requests: writers * keyedWrites) {
+                    try Load.writesPerSecond(daemon, clients: writers, writesPerClient: keyedWrites, idempotent: idempotent)
                 }
-            })
+            }
+        ).map(\.cpu)
         table.add(
             "daemon CPU µs per write with Idempotency-Key, 16 connections", keyed[1], baseline: ("without", keyed[0]),
             target: "≤ 1.2×")
@@ -109,16 +141,14 @@ enum WritesSection: BenchSection {
         // that records none (prefsd --no-authors), in turns (medians): both with an
         // Idempotency-Key, a User-Agent and a Prefs-Reason, as clients send them.
         let anonymous = try BenchDaemon(prefsd: bench.prefsdURL, arguments: ["--no-authors"])
-        let authored = try Load.interleavedMedians(
+        let authored = try MeteredLoad.inTurns(
             rounds: bench.rounds,
             [anonymous, daemon].map { target in
-                {
-                    try metered(target.meter, requests: writers * keyedWrites) {
-                        try Load.writesPerSecond(
-                            target, clients: writers, writesPerClient: keyedWrites, idempotent: true, attributed: true)
-                    }.cpu
+                MeteredLoad(target.meter, requests: writers * keyedWrites) {
+                    try Load.writesPerSecond(target, clients: writers, writesPerClient: keyedWrites, idempotent: true, attributed: true)
                 }
-            })
+            }
+        ).map(\.cpu)
         anonymous.stop()
         table.add(
             "daemon CPU µs per write, author and reason recorded, 16 connections", authored[1],
@@ -144,34 +174,5 @@ enum WritesSection: BenchSection {
     /// A batch size as a row names it: one decimal.
     private static func format(_ size: Double) -> String {
         String(format: "%.1f", size)
-    }
-
-    /// `load`'s rate and the CPU µs it cost `meter`'s process per request.
-    private static func metered(_ meter: ProcessMeter, requests: Int, _ load: () throws -> Double) rethrows -> (rate: Double, cpu: Double) {
-        let before = meter.cpuSeconds
-        let rate = try load()
-        return (rate, (meter.cpuSeconds - before) / Double(requests) * 1e6)
-    }
-
-    /// `load` on `daemon` and `redisLoad` on `redis`, in turns, `rounds` times each (medians):
-    /// each one's rate and CPU µs per request (redis's nil without redis).
-    private static func againstRedis(
-        _ daemon: BenchDaemon, _ redis: BenchRedis?, rounds: Int, requests: Int, _ load: @escaping () throws -> Double,
-        redisRequests: Int, _ redisLoad: @escaping (BenchRedis) throws -> Double
-    ) throws -> (daemon: (rate: Double, cpu: Double), redis: (rate: Double, cpu: Double)?) {
-        var measurements: [() throws -> [Double]] = [
-            {
-                let measured = try metered(daemon.meter, requests: requests, load)
-                return [measured.rate, measured.cpu]
-            }
-        ]
-        if let redis {
-            measurements.append {
-                let measured = try metered(redis.meter, requests: redisRequests) { try redisLoad(redis) }
-                return [measured.rate, measured.cpu]
-            }
-        }
-        let medians = try Load.interleavedMedians(rounds: rounds, measurements)
-        return ((medians[0][0], medians[0][1]), medians.count > 1 ? (medians[1][0], medians[1][1]) : nil)
     }
 }
