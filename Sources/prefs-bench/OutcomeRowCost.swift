@@ -18,7 +18,7 @@ import PrefsStore
 enum OutcomeRowCost {
     /// CPU µs this process spends a stored outcome, over `rounds` turns of `batches` batches of
     /// `perBatch` writes each, without outcomes and with.
-    static func microsecondsPerRow(rounds: Int = 3, batches: Int, perBatch: Int = 16) throws -> Double {
+    static func microsecondsPerRow(rounds: Int = 3, batches: Int, perBatch: Int) throws -> Double {
         try StoredWrites.withNewStorage { storage in
             var writes = StoredWrites(perBatch: perBatch, attributed: false)
             var (without, with) = (0.0, 0.0)
