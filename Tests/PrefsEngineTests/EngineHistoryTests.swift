@@ -119,4 +119,27 @@ struct EngineHistoryTests {
             #expect(history.steps.map(\.value) == [18, 16, 14, 12])
         }
     }
+
+    @Test(
+        "A change another host's compaction kept, which this host has seen replaced since, stays in the key's history",
+        arguments: [true, false])
+    func keptByAnotherHostsCompaction(indexed: Bool) async throws {
+        let storage = SharedMemoryStorage()
+        try await withEngine(on: storage, indexed: indexed) { engine in
+            try await engine.set("k", to: 1)
+            storage.othersCommit([("x", 2), ("x", 3), ("x", 4), ("x", 5)])
+            try await engine.set("y", to: 6)
+            // Another host compacts to 6, keeping `k`'s 1 (stored then) and `x`'s 5, then
+            // replaces `k`: the log holds 1, 5, 6 and 7 until the next compaction.
+            storage.othersCompact(keepingFrom: 6)
+            storage.othersCommit([("k", 2)])
+            // This host takes both in at once, as its next batch begins: its cache has `k` at 7.
+            try await engine.set("z", to: 8)
+            await engine.keyIndexSettled()
+            let history = try await engine.history(of: "k", scope: .root)
+            #expect(history.steps.map(\.change.revision) == [7, 1])
+            #expect(history.steps.map(\.value) == [2, 1])
+        }
+    }
 }
+

@@ -51,4 +51,33 @@ struct KeyRevisionsTests {
         #expect(index.revisions(of: "b", after: 0, through: .max) == [5])
         #expect(index.revisions(of: "a", after: 0, through: .max) == [3])
     }
+
+    @Test("What another host's compaction kept below the log's start is put back, in order and once; not past what was taken in, nor after a newer compaction")
+    func restoreWhatCompactionKept() {
+        let incomplete = KeyRevisions(start: 4)
+        #expect(!incomplete.restore([KeyedRevision(key: "a", revision: 1, isSchema: false)], below: 0, through: 4))
+        let index = Self.indexAtFour()
+        index.add([ChangeEvent(revision: 5, kind: .set, key: "a"), ChangeEvent(revision: 6, kind: .set, key: "b")])
+        // The cache said `a`'s value is 5's: its 1 was forgotten, which that compaction kept.
+        var a = KeyState()
+        a.values[.root] = StoredValue(value: 1, revision: 5)
+        index.dropCompacted(before: 5, stored: ["a": a])
+        #expect(index.revisions(of: "a", after: 0, through: .max) == [3, 5])
+        #expect(index.revisions(of: "b", after: 0, through: .max) == [6])
+        let kept = [
+            KeyedRevision(key: "a", revision: 1, isSchema: false), KeyedRevision(key: "b", revision: 2, isSchema: false),
+            KeyedRevision(key: "a", revision: 3, isSchema: true),
+        ]
+        // Read for an older start: a newer compaction came since, and may have dropped them.
+        #expect(!index.restore(kept, below: 4, through: 6))
+        #expect(index.restore(kept, below: 5, through: 6))
+        #expect(index.revisions(of: "a", after: 0, through: .max) == [1, 3, 5])
+        #expect(index.revisions(of: "b", after: 0, through: .max) == [2, 6])
+        // Put back once, however often read; nothing at or past the start, or past what was taken in.
+        #expect(index.restore(kept + [KeyedRevision(key: "c", revision: 5, isSchema: false)], below: 5, through: 6))
+        #expect(index.restore([KeyedRevision(key: "d", revision: 4, isSchema: false)], below: 5, through: 3))
+        #expect(index.revisions(of: "a", after: 0, through: .max) == [1, 3, 5])
+        #expect(index.revisions(of: "c", after: 0, through: .max) == [])
+        #expect(index.revisions(of: "d", after: 0, through: .max) == [])
+    }
 }

@@ -266,15 +266,37 @@ final class SharedMemoryStorage: PrefsStorage {
         database.withLock { $0.deadlocks = count }
     }
 
-    /// Logs `writes` as another writer's changes.
+    /// Another host compacts the change log to keep `oldest` and the revisions after it, and the
+    /// rows that set a value stored now; it announces nothing (its next change will).
+    func othersCompact(keepingFrom oldest: Revision) {
+        database.withLock { Self.compact(&$0, keepingFrom: oldest) }
+    }
+
+    /// Drops the log's rows before `oldest` but those that set a value stored now, as the SQL
+    /// storages' compaction does, noting what it dropped of each entry.
+    static func compact(_ database: inout Database, keepingFrom oldest: Revision) {
+        let stored = Set(database.values.values.flatMap { $0.values.map(\.revision) })
+        let dropped = { (change: LoggedChange) in change.event.revision < oldest && !stored.contains(change.event.revision) }
+        for change in database.log where dropped(change) {
+            guard let key = change.event.key else { continue }
+            let entry = CompactedEntry(key: key, scope: change.event.scope, kind: change.event.kind)
+            if change.event.revision > database.compacted[entry]?.event.revision ?? 0 { database.compacted[entry] = change }
+        }
+        database.log.removeAll(where: dropped)
+        database.oldestRevision = oldest
+    }
+
+    /// Logs `writes` as another writer's changes, each with the value it replaced, as the SQL
+    /// storages log them.
     static func commitElsewhere(_ writes: [(key: String, value: JSONValue)], in database: inout Database) {
         for write in writes {
             database.newestRevision += 1
+            let replaced = database.values[write.key]?[.root]
             database.values[write.key, default: [:]][.root] = StoredValue(value: write.value, revision: database.newestRevision)
             database.log.append(
                 LoggedChange(
-                    event: ChangeEvent(
-                        revision: database.newestRevision, kind: .set, key: write.key, scope: .root, value: write.value)))
+                    event: ChangeEvent(revision: database.newestRevision, kind: .set, key: write.key, scope: .root, value: write.value),
+                    oldValue: replaced?.value.canonicalText, oldRevision: replaced?.revision))
         }
     }
 }

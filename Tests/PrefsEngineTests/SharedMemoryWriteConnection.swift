@@ -48,7 +48,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
         return storage.database.withLock { database in
             database.attempts.append(optimistic)
             let changes = optimistic ? [] : database.log.filter { $0.event.revision > revision }
-            return ChangeLogPage(changes: changes, oldestRevision: 1)
+            return ChangeLogPage(changes: changes, oldestRevision: database.oldestRevision)
         }
     }
 
@@ -84,15 +84,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                 case .token(let name, let token):
                     database.tokens[name] = token
                 case .compaction(let oldest):
-                    let stored = Set(database.values.values.flatMap { $0.values.map(\.revision) })
-                    let dropped = { (change: LoggedChange) in change.event.revision < oldest && !stored.contains(change.event.revision) }
-                    for change in database.log where dropped(change) {
-                        guard let key = change.event.key else { continue }
-                        let entry = SharedMemoryStorage.CompactedEntry(key: key, scope: change.event.scope, kind: change.event.kind)
-                        if change.event.revision > database.compacted[entry]?.event.revision ?? 0 { database.compacted[entry] = change }
-                    }
-                    database.log.removeAll(where: dropped)
-                    database.oldestRevision = oldest
+                    SharedMemoryStorage.compact(&database, keepingFrom: oldest)
                 case .appliedSequence(let device, let sequence):
                     database.devices[device] = sequence
                 case .conflict(var conflict):
@@ -115,7 +107,7 @@ final class SharedMemoryWriteConnection: WriteConnection, SharedTransactions {
                 SharedMemoryStorage.Commit(
                     optimistic: optimistic, changes: pending.count { if case .change = $0 { true } else { false } },
                     shift: others.isEmpty ? nil : shift))
-            return others.isEmpty ? nil : CommitRebase(shift: shift, committedBefore: ChangeLogPage(changes: others, oldestRevision: 1))
+            return others.isEmpty ? nil : CommitRebase(shift: shift, committedBefore: ChangeLogPage(changes: others, oldestRevision: database.oldestRevision))
         }
     }
 

@@ -10,7 +10,8 @@ import Synchronization
 /// before it is complete, and until then ``revisions(of:after:through:)`` says nil and readers go
 /// the log's way — and kept by ``ChangeIntake`` as changes are taken in: the engine's own and,
 /// on PostgreSQL, other hosts'. It costs 8 bytes for each keyed change the log holds; it drops
-/// what compaction drops (``dropCompacted(before:stored:)``).
+/// what compaction drops (``dropCompacted(before:stored:)``), and gets back what another host's
+/// compaction kept that the cache could not tell (``restore(_:below:through:)``).
 package final class KeyRevisions: Sendable {
     /// One key's changes.
     fileprivate struct Entry {
@@ -30,6 +31,8 @@ package final class KeyRevisions: Sendable {
         var entries: [String: Entry] = [:]
         /// Whether the revisions up to ``KeyRevisions/start`` are in: the rebuild has finished.
         var isComplete = false
+        /// The log's oldest revision at the newest compaction taken in.
+        var compactedBelow: Revision = 0
     }
 
     /// The newest revision when the engine opened: the rebuild reads the log up to it, the
@@ -104,6 +107,7 @@ package final class KeyRevisions: Sendable {
     /// set what is stored now — a value's or a lock's in `stored`, or a key's newest schema.
     package func dropCompacted(before oldest: Revision, stored: [String: KeyState]) {
         state.withLock { state in
+            state.compactedBelow = max(state.compactedBelow, oldest)
             let touched = state.entries.compactMap { key, entry in entry.revisions.first.map { $0 < oldest } == true ? key : nil }
             for key in touched {
                 guard var entry = state.entries[key] else { continue }
@@ -113,6 +117,34 @@ package final class KeyRevisions: Sendable {
                 entry.revisions = entry.revisions[..<below].filter(kept.contains) + entry.revisions[below...]
                 state.entries[key] = entry.revisions.isEmpty ? nil : entry
             }
+        }
+    }
+}
+
+extension KeyRevisions {
+    /// The log's oldest revision at the newest compaction the index has dropped revisions for.
+    package var compactedBelow: Revision { state.withLock { $0.compactedBelow } }
+
+    /// Puts back the revisions `kept` — the log's keyed rows below `below`, read after the
+    /// compaction that moved the log's start there — that are missing, up to `applied` (the
+    /// intake adds what follows). ``dropCompacted(before:stored:)`` keeps what the cache says is
+    /// stored, and another host's compaction kept what was stored as it committed: a change
+    /// replaced since, which the cache no longer names, is still in the log until the next one.
+    ///
+    /// - Returns: false, changing nothing, if the index is not complete yet, or if a newer
+    ///   compaction has been taken in since `kept` was read (it may have dropped some of them).
+    package func restore(_ kept: [KeyedRevision], below: Revision, through applied: Revision) -> Bool {
+        state.withLock { state in
+            guard state.isComplete, state.compactedBelow == below else { return false }
+            for change in kept where change.revision < below && change.revision <= applied {
+                var entry = state.entries[change.key] ?? Entry()
+                let index = entry.revisions.partitioningIndex { $0 >= change.revision }
+                guard index == entry.revisions.endIndex || entry.revisions[index] != change.revision else { continue }
+                entry.revisions.insert(change.revision, at: index)
+                if change.isSchema, (entry.newestSchema ?? 0) < change.revision { entry.newestSchema = change.revision }
+                state.entries[change.key] = entry
+            }
+            return true
         }
     }
 }

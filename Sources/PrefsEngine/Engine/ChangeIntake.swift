@@ -46,9 +46,13 @@ final class ChangeIntake: Sendable {
     /// Applies `page`'s changes that follow the newest revision applied, in order; those already
     /// applied are skipped.
     ///
-    /// Throws `internal` if they do not follow on from it: a gap would be a silent loss.
-    func take(_ page: ChangeLogPage) throws {
-        try lock.withLock { _ in
+    /// - Returns: The log's oldest revision before, if the page says a compaction has moved it
+    ///   up since — another writer's, whose kept rows the key index must read back
+    ///   (``KeptRevisionsRestorer``); else nil.
+    /// - Throws: `internal` if they do not follow on from it: a gap would be a silent loss.
+    @discardableResult
+    func take(_ page: ChangeLogPage) throws -> Revision? {
+        let moved = try lock.withLock { _ -> Revision? in
             let (start, oldest) = cache.read { ($0.revision, $0.oldestRevision) }
             var applied = start
             var touched: [String: KeyState?] = [:]
@@ -73,14 +77,16 @@ final class ChangeIntake: Sendable {
                 touched[key] = after
                 committed.append(CommittedChange(event: change.event, before: before, after: after))
             }
-            guard applied > start else { return }
+            guard applied > start else { return nil }
             keyRevisions.add(committed.lazy.map(\.event))
             cache.publish(touched, revision: applied, oldestRevision: max(oldest, page.oldestRevision))
             dropCompactedKeyRevisions(from: oldest, to: page.oldestRevision)
             hub.publish(committed, revision: applied)
             takeTokenChanges(tokenChanges)
+            return page.oldestRevision > oldest ? oldest : nil
         }
         wakeWaiters()
+        return moved
     }
 
     /// Has the key index forget the revisions compaction dropped, once the log's oldest revision

@@ -141,7 +141,7 @@ extension PrefsEngine {
             guard applied >= page.oldestRevision - 1 else {
                 throw PrefsError.compacted(since: applied, oldest: page.oldestRevision)
             }
-            try intake.take(page)
+            try Self.takeCommittedElsewhere(page, intake: intake, keptRevisions: keptRevisions)
             guard page.changes.count == pageSize else { return }
         }
     }

@@ -36,6 +36,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     let writer: GroupCommitWriter
     /// Takes committed changes, whoever committed them, into the cache and the hub.
     let intake: ChangeIntake
+    /// Gives the key index back what other hosts' compactions kept.
+    let keptRevisions: KeptRevisionsRestorer
     /// The named tokens, as of the newest revision taken in.
     let tokens: AccessTokens
     /// The store's life as a replica of an upstream; nil for a store that is none.
@@ -114,6 +116,8 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         let tokens = AccessTokens(snapshot.tokens)
         let intake = ChangeIntake(
             cache: cache, hub: hub, tokens: tokens, keyRevisions: KeyRevisions(start: snapshot.newestRevision))
+        let keptRevisions = KeptRevisionsRestorer(
+            storage: storage, index: intake.keyRevisions, applied: { cache.read { $0.revision } }, logger: Logger(label: "prefsd"))
         let prunings = [
             RetentionPruning(retention: configuration.idempotencyRetention) { try $0.pruneOutcomes(storedBefore: $1) },
             RetentionPruning(retention: configuration.blobUploadRetention) { try $0.pruneBlobUploads(before: $1) },
@@ -127,12 +131,13 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         self.cache = cache
         self.hub = hub
         self.intake = intake
+        self.keptRevisions = keptRevisions
         self.tokens = tokens
         writer = GroupCommitWriter(
             storage: storage, metrics: metrics,
             hooks: .init(
                 appliedRevision: { cache.read { $0.revision } },
-                applyCommittedElsewhere: { page in try intake.take(page) },
+                applyCommittedElsewhere: { page in try Self.takeCommittedElsewhere(page, intake: intake, keptRevisions: keptRevisions) },
                 makeBatch: { connection in
                     WriteBatch(
                         connection: connection, cache: cache, tokens: tokens, rules: rules, overrides: overrides,
@@ -198,6 +203,7 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
         }
         guard let tasks else { return nil }
         for task in tasks { task?.cancel() }
+        keptRevisions.close()
         let transport = replica?.stop()
         hub.close()
         return .some(transport)
@@ -209,6 +215,18 @@ public final class PrefsEngine<Storage>: PrefsService, EngineServing {
     package func keyIndexRebuilt() async -> Bool {
         await lifecycle.withLock { $0.keyIndexTask }?.value
         return intake.keyRevisions.isComplete
+    }
+
+    /// Waits until the key index has read back what the other hosts' compactions taken in kept
+    /// (``KeptRevisionsRestorer``).
+    package func keyIndexSettled() async {
+        await keptRevisions.settled()
+    }
+
+    /// Takes in `page`, changes other writers committed, and has the key index read back what a
+    /// compaction among them kept.
+    static func takeCommittedElsewhere(_ page: ChangeLogPage, intake: ChangeIntake, keptRevisions: KeptRevisionsRestorer) throws {
+        if let previous = try intake.take(page) { keptRevisions.compacted(from: previous) }
     }
 
     /// Ends every open watch with a final `shutdown` event and refuses new ones; writes and reads
