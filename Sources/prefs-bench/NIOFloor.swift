@@ -1,12 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import NIOCore
 import NIOPosix
 
 /// The least a server on swift-nio can spend on a GET: a process of its own (`prefs-bench
-/// --nio-floor SOCKET ANSWER-FILE`) that listens on a Unix socket on one event loop, as prefsd's
+/// --nio-floor-socket SOCKET --nio-floor-answer FILE`) that listens on a Unix socket on one event loop, as prefsd's
 /// default on two cores does, and answers every request head it receives with the same bytes —
 /// the daemon's own answer to the GET — without parsing, routing or reading any store. It drives
 /// its reads as the daemon's front handler does (autoRead off, one read asked for after each
@@ -15,18 +12,19 @@ import NIOPosix
 /// It is the GET rows' second baseline: what the daemon spends above it is prefsd's own work,
 /// and what it spends above redis's is NIO's and the kernel's.
 enum NIOFloor {
-    /// Serves on `socketPath` until killed, answering each request with the contents of `answerFile`.
-    static func serve(socketPath: String, answerFile: String) throws -> Never {
+    /// Serves on `socketPath`, answering each request with the contents of `answerFile`, until
+    /// the listening socket closes — in practice until the benchmark stops the process.
+    static func serve(socketPath: String, answerFile: String) async throws {
         let answer = ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: answerFile)))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        _ = try ServerBootstrap(group: group)
+        let server = try await ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(FixedAnswerHandler(answer: answer))
                 }
             }
-            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true).wait()
-        while true { pause() }
+            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true).get()
+        try await server.closeFuture.get()
     }
 
     /// Answers each request head (bytes up to an empty line) with `answer`; requests carry no body.

@@ -47,7 +47,7 @@ struct PrefsBench: AsyncParsableCommand {
 
     func run() async throws {
         // The GET rows' NIO floor (BenchNIOFloor) is this executable serving.
-        if let nioFloorSocket, let nioFloorAnswer { try NIOFloor.serve(socketPath: nioFloorSocket, answerFile: nioFloorAnswer) }
+        if let nioFloorSocket, let nioFloorAnswer { return try await NIOFloor.serve(socketPath: nioFloorSocket, answerFile: nioFloorAnswer) }
         var table = ResultTable()
         for section in only.map({ [$0] }) ?? Section.fullRun {
             try await section.measurement.measure(self, into: &table)
